@@ -1,0 +1,228 @@
+"""Typed errors. Each class also subclasses the matching `langchain_core.exceptions` type, so
+code written against LangChain's provider-neutral errors catches ours unchanged.
+
+Every error carries `status_code`, `error_type`, `message` and `request_id` (when the service
+gave one) and never the API key. Two error-body shapes are documented:
+Messages `{"type":"error","error":{"type","message"},"request_id"}` and
+Chat Completions `{"error":{"message","type","code"}}`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from langchain_core import exceptions as lc
+
+_SNIPPET_CHARS = 300
+
+# Kimi's context-length messages (both protocols), plus the common generic wording.
+_CONTEXT_OVERFLOW = re.compile(
+    r"input token length too long|exceeded model token limit|context[ _]length|"
+    r"maximum context|prompt is too long|too many tokens",
+    re.IGNORECASE,
+)
+
+
+class KimiError(lc.ModelError):
+    """Base of every error raised by langchain-kimi for a failed model call."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        error_type: str | None = None,
+        request_id: str | None = None,
+        body: str | None = None,
+    ) -> None:
+        self.message = message
+        self.status_code = status_code
+        self.error_type = error_type
+        self.request_id = request_id
+        self.body = body
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        parts = [self.message]
+        details = []
+        if self.status_code is not None:
+            details.append(f"status {self.status_code}")
+        if self.error_type:
+            details.append(f"type {self.error_type}")
+        if self.request_id:
+            details.append(f"request id {self.request_id}")
+        if details:
+            parts.append(f"({', '.join(details)})")
+        return " ".join(parts)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only __init__: rebuild explicitly so errors survive pickling (process pools).
+        return (
+            _rebuild_error,
+            (type(self), self.message, self.status_code, self.error_type, self.request_id,
+             self.body),
+        )
+
+
+def _rebuild_error(
+    cls: type[KimiError],
+    message: str,
+    status_code: int | None,
+    error_type: str | None,
+    request_id: str | None,
+    body: str | None,
+) -> KimiError:
+    return cls(
+        message, status_code=status_code, error_type=error_type, request_id=request_id, body=body
+    )
+
+
+class KimiAuthenticationError(KimiError, lc.ModelAuthenticationError):
+    """401: missing or invalid API key."""
+
+
+class KimiPermissionDeniedError(KimiError, lc.ModelPermissionDeniedError):
+    """403: the key may not use this model or feature."""
+
+
+class KimiInvalidRequestError(KimiError, lc.ModelInvalidRequestError):
+    """400 (and other 4xx not listed here): the service rejected the request."""
+
+
+class KimiNotFoundError(KimiError, lc.ModelNotFoundError):
+    """404: unknown model or path."""
+
+
+class KimiContextOverflowError(KimiInvalidRequestError, lc.ContextOverflowError):
+    """The input exceeds the model's 1,048,576-token context window."""
+
+
+class KimiRateLimitError(KimiError, lc.ModelRateLimitError):
+    """429: rate limit reached or quota exhausted."""
+
+
+class KimiAPIError(KimiError, lc.ModelAPIError):
+    """5xx or another failure reported by the service, including an error event in a stream."""
+
+
+class KimiTimeoutError(KimiError, lc.ModelTimeoutError):
+    """No answer (or no stream event) within the configured timeout."""
+
+
+class KimiConnectionError(KimiError, lc.ModelConnectionError):
+    """The gateway could not be reached."""
+
+
+class KimiStreamError(KimiAPIError):
+    """A stream broke the protocol: it ended early, or an event could not be decoded.
+
+    `partial` holds the chunks that did arrive (aggregated into one message when possible).
+    """
+
+    def __init__(self, message: str, *, partial: Any = None, **kwargs: Any) -> None:
+        self.partial = partial
+        super().__init__(message, **kwargs)
+
+
+def _class_for_status(status: int, message: str) -> type[KimiError]:
+    if _CONTEXT_OVERFLOW.search(message) and (status in (400, 413, 422) or status < 500):
+        return KimiContextOverflowError
+    if status == 401:
+        return KimiAuthenticationError
+    if status == 403:
+        return KimiPermissionDeniedError
+    if status == 404:
+        return KimiNotFoundError
+    if status == 408:
+        return KimiTimeoutError
+    if status == 429:
+        return KimiRateLimitError
+    if status >= 500:
+        return KimiAPIError
+    return KimiInvalidRequestError
+
+
+def _parse_error_body(text: str) -> tuple[str | None, str | None, str | None]:
+    """(message, type, request_id) from either documented error shape, or Nones."""
+    try:
+        payload = json.loads(text)
+    except (ValueError, TypeError):
+        return None, None, None
+    return _fields_from_payload(payload)
+
+
+def _fields_from_payload(payload: Any) -> tuple[str | None, str | None, str | None]:
+    if not isinstance(payload, dict):
+        return None, None, None
+    err = payload.get("error")
+    request_id = payload.get("request_id")
+    if isinstance(err, dict):
+        message = err.get("message")
+        err_type = err.get("type") or err.get("code")
+        return (
+            str(message) if message is not None else None,
+            str(err_type) if err_type is not None else None,
+            str(request_id) if request_id else None,
+        )
+    if isinstance(err, str):
+        return err, None, str(request_id) if request_id else None
+    return None, None, str(request_id) if request_id else None
+
+
+def _snippet(text: str) -> str:
+    compact = " ".join(text.split())
+    if not compact:
+        return "(empty body)"
+    if len(compact) > _SNIPPET_CHARS:
+        return compact[:_SNIPPET_CHARS] + "…"
+    return compact
+
+
+def error_from_response(
+    status: int, body_text: str, *, header_request_id: str | None = None
+) -> KimiError:
+    """The typed error for an HTTP error response (JSON in either shape, HTML, or empty)."""
+    message, err_type, request_id = _parse_error_body(body_text)
+    if message is None:
+        message = f"HTTP {status} from the Kimi gateway: {_snippet(body_text)}"
+    cls = _class_for_status(status, message)
+    return cls(
+        message,
+        status_code=status,
+        error_type=err_type,
+        request_id=request_id or header_request_id,
+        body=body_text[:2000],
+    )
+
+
+def error_from_stream_payload(payload: Any, *, request_id: str | None = None) -> KimiError:
+    """The typed error for an error object that arrived inside a stream."""
+    message, err_type, body_request_id = _fields_from_payload(payload)
+    message = message or f"error event in stream: {_snippet(json.dumps(payload))}"
+    status = _status_for_error_type(err_type)
+    cls = _class_for_status(status, message) if status else KimiAPIError
+    return cls(
+        message,
+        status_code=status,
+        error_type=err_type,
+        request_id=body_request_id or request_id,
+    )
+
+
+# Anthropic's documented error type names, mapped back to their status codes.
+_TYPE_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+
+
+def _status_for_error_type(err_type: str | None) -> int | None:
+    return _TYPE_STATUS.get(err_type or "")
