@@ -47,7 +47,7 @@ class Capabilities:
     efforts: tuple[str, ...]
     """Canonical reasoning efforts the model accepts."""
     effort_on_wire: bool
-    """Whether the protocol has a field for the effort (anthropic `kimi-k3` has no output_config)."""
+    """Whether the protocol has an effort field (anthropic `kimi-k3` has no output_config)."""
     cache_ttl: bool
     stop_sequences: bool
     """Native stop sequences (anthropic K3.1 only); elsewhere `stop` is emulated client-side."""

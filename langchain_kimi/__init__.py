@@ -1,0 +1,36 @@
+"""LangChain integration for the Kimi models on the EvoLink gateway."""
+
+from langchain_kimi._content_blocks import register as _register_block_translator
+from langchain_kimi._errors import (
+    KimiAPIError,
+    KimiAuthenticationError,
+    KimiConnectionError,
+    KimiContextOverflowError,
+    KimiError,
+    KimiInvalidRequestError,
+    KimiNotFoundError,
+    KimiPermissionDeniedError,
+    KimiRateLimitError,
+    KimiStreamError,
+    KimiTimeoutError,
+)
+from langchain_kimi._version import __version__
+from langchain_kimi.chat_models import ChatKimi
+
+_register_block_translator()
+
+__all__ = [
+    "ChatKimi",
+    "KimiAPIError",
+    "KimiAuthenticationError",
+    "KimiConnectionError",
+    "KimiContextOverflowError",
+    "KimiError",
+    "KimiInvalidRequestError",
+    "KimiNotFoundError",
+    "KimiPermissionDeniedError",
+    "KimiRateLimitError",
+    "KimiStreamError",
+    "KimiTimeoutError",
+    "__version__",
+]

@@ -1,0 +1,448 @@
+"""HTTP transport: pooled httpx clients, auth headers, retries, fallback base URL, SSE events.
+
+Knows nothing about LangChain messages or the wire JSON beyond error bodies. The decisions (what is
+retried, how long to wait, when to use the fallback, which error to raise) live in `_retry`; this
+module only holds the thin sync and async I/O loops around them.
+
+A `Transport` owns sockets, locks and loop-bound clients, so it is not picklable: ChatKimi keeps
+only the (picklable) `TransportConfig` inputs and recreates the Transport lazily after unpickling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    asynccontextmanager,
+    contextmanager,
+)
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, NoReturn
+
+import httpx
+from httpx_sse import EventSource, ServerSentEvent
+from pydantic import SecretStr
+
+from langchain_kimi._errors import KimiError
+from langchain_kimi._retry import (
+    Failure,
+    RetryPlan,
+    build_headers,
+    check_base_url,
+    encode_body,
+    error_after_response,
+    failure_before_response,
+    header_request_id,
+    is_open_stream,
+    settle_reply,
+)
+from langchain_kimi._version import __version__
+
+logger = logging.getLogger("langchain_kimi")
+
+# High enough for 100+ concurrent `ainvoke`s on one model instance.
+_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)
+
+
+@dataclass(frozen=True)
+class TransportConfig:
+    base_url: str
+    fallback_base_url: str | None
+    api_key: SecretStr
+    timeout: httpx.Timeout
+    max_retries: int = 2
+    default_headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    allow_insecure_http: bool = False
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+    async_sleep: Callable[[float], Awaitable[None]] = field(default=asyncio.sleep, repr=False)
+    user_agent: str = f"langchain-kimi/{__version__}"
+
+    def __post_init__(self) -> None:
+        check_base_url(
+            self.base_url, allow_insecure_http=self.allow_insecure_http, label="base_url"
+        )
+        if self.fallback_base_url is not None:
+            check_base_url(
+                self.fallback_base_url,
+                allow_insecure_http=self.allow_insecure_http,
+                label="fallback_base_url",
+            )
+        if any(name.lower() == "authorization" for name in self.default_headers):
+            raise ValueError(
+                "default_headers may not set Authorization; pass the key as api_key instead"
+            )
+        key = self.api_key.get_secret_value()
+        if any(ch in key for ch in "\r\n\0") or not key.isascii():
+            raise ValueError("api_key contains characters that are not allowed in an HTTP header")
+        if self.max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        object.__setattr__(self, "default_headers", dict(self.default_headers))
+
+
+@dataclass(frozen=True)
+class JsonReply:
+    body: dict[str, Any]
+    base_url: str
+    request_id: str | None
+    status_code: int
+
+
+def _host(base_url: str) -> str:
+    return httpx.URL(base_url).host
+
+
+def _wanted(sse: ServerSentEvent) -> bool:
+    # httpx-sse names unnamed events "message"; an unnamed event without data is a keepalive
+    # (or a lone `id:`/`retry:` field), not a protocol event.
+    return bool(sse.data) or sse.event != "message"
+
+
+class EventStream:
+    """(event name, data) pairs of one open SSE response. Iterate once; nothing is retried."""
+
+    def __init__(self, response: httpx.Response, base_url: str, *, secret: str) -> None:
+        self._response = response
+        self.base_url = base_url
+        self.request_id = header_request_id(response.headers)
+        self._secret = secret
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        events = EventSource(self._response).iter_sse()
+        while True:
+            error: KimiError | None = None
+            try:
+                sse = next(events)
+            except StopIteration:
+                return
+            except httpx.TransportError as exc:
+                error = error_after_response(
+                    exc, _host(self.base_url), secret=self._secret, streaming=True
+                )
+            if error is not None:
+                # Raised outside the except block: httpx errors hold the request (and its headers).
+                raise error
+            if _wanted(sse):
+                yield sse.event, sse.data
+
+
+class AsyncEventStream:
+    """Async twin of `EventStream`."""
+
+    def __init__(self, response: httpx.Response, base_url: str, *, secret: str) -> None:
+        self._response = response
+        self.base_url = base_url
+        self.request_id = header_request_id(response.headers)
+        self._secret = secret
+
+    async def __aiter__(self) -> AsyncIterator[tuple[str, str]]:
+        events = EventSource(self._response).aiter_sse()
+        try:
+            while True:
+                error: KimiError | None = None
+                try:
+                    sse = await anext(events)
+                except StopAsyncIteration:
+                    return
+                except httpx.TransportError as exc:
+                    error = error_after_response(
+                        exc, _host(self.base_url), secret=self._secret, streaming=True
+                    )
+                if error is not None:
+                    raise error
+                if _wanted(sse):
+                    yield sse.event, sse.data
+        finally:
+            await events.aclose()
+
+
+class Transport:
+    """HTTP to the Kimi gateway. Thread-safe; usable from several event loops in turn.
+
+    Injected clients are used as-is (our timeout is still passed per request) and never closed.
+    """
+
+    def __init__(
+        self,
+        config: TransportConfig,
+        *,
+        http_client: httpx.Client | None = None,
+        http_async_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self._config = config
+        self._bases = [config.base_url.rstrip("/")]
+        if config.fallback_base_url is not None:
+            self._bases.append(config.fallback_base_url.rstrip("/"))
+        self._injected_client = http_client
+        self._injected_async_client = http_async_client
+        self._client: httpx.Client | None = None
+        # One AsyncClient per event loop: httpx connections are bound to the loop that opened them.
+        self._async_clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, httpx.AsyncClient
+        ] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Transport(base_urls={self._bases!r}, max_retries={self._config.max_retries})"
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("Transport is not picklable; rebuild it from its TransportConfig")
+
+    # -- clients ---------------------------------------------------------------------------------
+
+    def _sync_client(self) -> httpx.Client:
+        if self._injected_client is not None:
+            return self._injected_client
+        with self._lock:
+            if self._client is None:
+                self._client = httpx.Client(timeout=self._config.timeout, limits=_LIMITS)
+            return self._client
+
+    def _async_client(self) -> httpx.AsyncClient:
+        if self._injected_async_client is not None:
+            return self._injected_async_client
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            for stale in [lp for lp in self._async_clients if lp.is_closed()]:
+                # Its connections died with their loop; it cannot be closed from another loop.
+                del self._async_clients[stale]
+            client = self._async_clients.get(loop)
+            if client is None:
+                client = httpx.AsyncClient(timeout=self._config.timeout, limits=_LIMITS)
+                self._async_clients[loop] = client
+            return client
+
+    def close(self) -> None:
+        """Close the sync client we created; forget our async clients (use `aclose` in a loop)."""
+        with self._lock:
+            client, self._client = self._client, None
+            self._async_clients.clear()
+        if client is not None:
+            client.close()
+
+    async def aclose(self) -> None:
+        """Close the current loop's async client and the sync client, if we created them."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            client = self._async_clients.pop(loop, None)
+            sync_client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+        if sync_client is not None:
+            sync_client.close()
+
+    def __enter__(self) -> Transport:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Transport:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # -- shared helpers ----------------------------------------------------------------------------
+
+    @property
+    def _secret(self) -> str:
+        return self._config.api_key.get_secret_value()
+
+    def _request(
+        self,
+        client: httpx.Client | httpx.AsyncClient,
+        base: str,
+        path: str,
+        content: bytes,
+        *,
+        stream: bool,
+    ) -> httpx.Request:
+        headers = build_headers(
+            api_key=self._secret,
+            user_agent=self._config.user_agent,
+            default_headers=self._config.default_headers,
+            stream=stream,
+        )
+        return client.build_request(
+            "POST", base + path, content=content, headers=headers, timeout=self._config.timeout
+        )
+
+    def _next_delay(self, plan: RetryPlan, failure: Failure, path: str) -> float | None:
+        failed_base = plan.base
+        delay = plan.next_delay(failure)
+        if delay is None:
+            return None
+        if plan.base != failed_base:
+            logger.warning(
+                "%s%s failed (%s); switching to fallback %s",
+                failed_base,
+                path,
+                failure.error.message,
+                plan.base,
+            )
+        else:
+            logger.info(
+                "retrying %s%s in %.2fs (retry %d of %d): %s",
+                plan.base,
+                path,
+                delay,
+                plan.attempt,
+                self._config.max_retries,
+                failure.error.message,
+            )
+        return delay
+
+    def _attempt_done(
+        self,
+        response: httpx.Response,
+        base: str,
+        read_error: httpx.TransportError | None,
+        *,
+        stream: bool,
+    ) -> JsonReply | Failure:
+        text = "" if read_error is not None else response.text
+        settled = settle_reply(
+            response.status_code,
+            response.headers,
+            text,
+            read_error,
+            _host(base),
+            stream=stream,
+            secret=self._secret,
+        )
+        if isinstance(settled, Failure):
+            return settled
+        return JsonReply(settled, base, header_request_id(response.headers), response.status_code)
+
+    # -- sync I/O --------------------------------------------------------------------------------
+
+    def _attempt(
+        self, client: httpx.Client, base: str, path: str, content: bytes, *, stream: bool
+    ) -> JsonReply | httpx.Response | Failure:
+        request = self._request(client, base, path, content, stream=stream)
+        try:
+            response = client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            return failure_before_response(exc, _host(base), secret=self._secret)
+        if stream and is_open_stream(response.status_code, response.headers):
+            return response
+        read_error = None
+        try:
+            response.read()
+        except httpx.TransportError as exc:
+            read_error = exc
+        finally:
+            response.close()
+        return self._attempt_done(response, base, read_error, stream=stream)
+
+    def _run(
+        self, path: str, body: dict[str, Any], *, stream: bool
+    ) -> tuple[JsonReply | httpx.Response, str]:
+        content = encode_body(body)
+        client = self._sync_client()
+        plan = RetryPlan(self._bases, self._config.max_retries)
+        while True:
+            base = plan.base
+            outcome = self._attempt(client, base, path, content, stream=stream)
+            if not isinstance(outcome, Failure):
+                return outcome, base
+            delay = self._next_delay(plan, outcome, path)
+            if delay is None:
+                raise outcome.error
+            if delay:
+                self._config.sleep(delay)
+
+    def post_json(self, path: str, body: dict[str, Any]) -> JsonReply:
+        reply, _ = self._run(path, body, stream=False)
+        assert isinstance(reply, JsonReply)
+        return reply
+
+    def stream_events(self, path: str, body: dict[str, Any]) -> AbstractContextManager[EventStream]:
+        """Open an SSE POST (retrying until the response headers arrive) and yield its events."""
+        return self._stream_events(path, body)
+
+    @contextmanager
+    def _stream_events(self, path: str, body: dict[str, Any]) -> Iterator[EventStream]:
+        response, base = self._run(path, body, stream=True)
+        assert isinstance(response, httpx.Response)
+        try:
+            yield EventStream(response, base, secret=self._secret)
+        finally:
+            response.close()
+
+    # -- async I/O (mirrors the sync loops) -------------------------------------------------------
+
+    async def _aattempt(
+        self, client: httpx.AsyncClient, base: str, path: str, content: bytes, *, stream: bool
+    ) -> JsonReply | httpx.Response | Failure:
+        request = self._request(client, base, path, content, stream=stream)
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            return failure_before_response(exc, _host(base), secret=self._secret)
+        if stream and is_open_stream(response.status_code, response.headers):
+            return response
+        read_error = None
+        try:
+            await response.aread()
+        except httpx.TransportError as exc:
+            read_error = exc
+        finally:
+            await response.aclose()
+        return self._attempt_done(response, base, read_error, stream=stream)
+
+    async def _arun(
+        self, path: str, body: dict[str, Any], *, stream: bool
+    ) -> tuple[JsonReply | httpx.Response, str]:
+        content = encode_body(body)
+        client = self._async_client()
+        plan = RetryPlan(self._bases, self._config.max_retries)
+        while True:
+            base = plan.base
+            outcome = await self._aattempt(client, base, path, content, stream=stream)
+            if not isinstance(outcome, Failure):
+                return outcome, base
+            delay = self._next_delay(plan, outcome, path)
+            if delay is None:
+                raise outcome.error
+            if delay:
+                await self._config.async_sleep(delay)
+
+    async def apost_json(self, path: str, body: dict[str, Any]) -> JsonReply:
+        reply, _ = await self._arun(path, body, stream=False)
+        assert isinstance(reply, JsonReply)
+        return reply
+
+    def astream_events(
+        self, path: str, body: dict[str, Any]
+    ) -> AbstractAsyncContextManager[AsyncEventStream]:
+        """Async twin of `stream_events`."""
+        return self._astream_events(path, body)
+
+    @asynccontextmanager
+    async def _astream_events(
+        self, path: str, body: dict[str, Any]
+    ) -> AsyncIterator[AsyncEventStream]:
+        response, base = await self._arun(path, body, stream=True)
+        assert isinstance(response, httpx.Response)
+        try:
+            yield AsyncEventStream(response, base, secret=self._secret)
+        finally:
+            await response.aclose()

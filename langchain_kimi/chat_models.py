@@ -1,0 +1,495 @@
+"""`ChatKimi`: the LangChain chat model for the Kimi models on the EvoLink gateway.
+
+This module holds the fields, the environment/secret handling and the LangChain hooks. It knows
+no wire JSON: the protocol adapters build and parse bodies, `_transport` moves bytes, `_rounds`
+plans each call (shared by the sync and async drivers below).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any, Literal, Self
+
+import httpx
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models.base import LangSmithParams
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.utils import from_env, secret_from_env
+from pydantic import ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
+
+from langchain_kimi import _structured
+from langchain_kimi._errors import KimiStreamError
+from langchain_kimi._profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
+from langchain_kimi._resolve import ModelDefaults, resolve_options
+from langchain_kimi._rounds import InvokePlan, StreamPlan
+from langchain_kimi._tools import ToolLike, spec_to_bindable, to_tool_specs
+from langchain_kimi._transport import Transport, TransportConfig
+from langchain_kimi.protocols import ProtocolAdapter
+
+DEFAULT_BASE_URL = "https://direct.evolink.ai"
+DOCUMENTED_FALLBACK_URL = "https://api.evolink.ai"
+DEFAULT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
+"""Long reasoning replies at effort `max` can take many minutes; every wait is still bounded."""
+
+_UNSET_FALLBACK = "<documented fallback>"
+
+
+def _adapter(protocol: Protocol) -> ProtocolAdapter:
+    if protocol == "anthropic":
+        from langchain_kimi.protocols import anthropic_messages
+
+        return anthropic_messages.ADAPTER
+    from langchain_kimi.protocols import openai_chat
+
+    return openai_chat.ADAPTER
+
+
+class ChatKimi(BaseChatModel):
+    """Kimi K3.1 Pro / K3.1 Pro Highspeed / K3 through the EvoLink gateway.
+
+    One model, both gateway protocols: `protocol="openai"` (Chat Completions, the default — the
+    only protocol offering every documented feature on all three models) or
+    `protocol="anthropic"` (Messages). Reasoning is always on and always preserved: the full text
+    in `additional_kwargs["reasoning_content"]`, and on the anthropic protocol the signed thinking
+    blocks, replayed unchanged in later turns.
+
+    Example:
+        ```python
+        from langchain_kimi import ChatKimi
+
+        model = ChatKimi(model="kimi-k3.1-pro", reasoning_effort="low")
+        reply = model.invoke("Reply with OK.")
+        print(reply.content, reply.additional_kwargs["reasoning_content"])
+        ```
+    """
+
+    model: str = Field(default=K31_PRO, alias="model_name")
+    """Model id: `kimi-k3.1-pro`, `kimi-k3.1-pro-highspeed` or `kimi-k3` (others allowed,
+    with a one-time warning that capability checks are off)."""
+    protocol: Protocol = "openai"
+    """`"openai"` (Chat Completions) or `"anthropic"` (Messages)."""
+    api_key: SecretStr | None = Field(
+        default_factory=secret_from_env("EVOLINK_API_KEY", default=None)
+    )
+    """EvoLink API key; read from `EVOLINK_API_KEY`. Needed at call time, not to construct."""
+    base_url: str = Field(default_factory=from_env("EVOLINK_BASE_URL", default=DEFAULT_BASE_URL))
+    """Host root (env `EVOLINK_BASE_URL`); `/v1/messages` or `/v1/chat/completions` is appended."""
+    fallback_base_url: str | None = _UNSET_FALLBACK
+    """Used when the primary base cannot be reached or keeps failing with 5xx. Defaults to the
+    documented fallback `https://api.evolink.ai` when `base_url` is the default; `None` disables."""
+    max_tokens: int | None = Field(default=None, alias="max_completion_tokens")
+    """Output cap (reasoning + answer), 1..1,048,576: `max_tokens` on anthropic (131,072 when
+    unset: the field is required there), `max_completion_tokens` on openai (unset: not sent)."""
+    stop: list[str] | None = Field(default=None, alias="stop_sequences")
+    """Stop sequences: native on anthropic K3.1, emulated client-side elsewhere."""
+    reasoning_effort: str | None = Field(default=None, alias="effort")
+    """`low` / `high` / `max` (aliases `medium`, `xhigh`, `minimal`, `none`); unset: service
+    default `max`. `kimi-k3` accepts only `max`. `none` does NOT turn reasoning off."""
+    cache_ttl: Literal["5m", "1h"] | None = None
+    """Context-cache write TTL (K3.1 only)."""
+    temperature: float | None = None
+    """Fixed at 1 by the service: K3.1 ignores other values, kimi-k3 rejects them."""
+    top_p: float | None = None
+    """Fixed at 0.95 by the service: K3.1 ignores other values, kimi-k3 rejects them."""
+    timeout: float | httpx.Timeout | None = None
+    """Seconds or an `httpx.Timeout`; default 900 s read, 10 s connect."""
+    max_retries: int = 2
+    """Retries on 408/409/429/5xx, connection errors and timeouts (2 = up to 3 attempts)."""
+    default_headers: dict[str, str] | None = None
+    model_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Extra top-level body fields for future or undocumented options (sent as given)."""
+    max_builtin_rounds: int = 8
+    """Chat Completions web search: how many `$web_search` rounds one call may run."""
+    allow_insecure_http: bool = False
+    """Allow sending the key over plain `http://` to a non-loopback host (off: refused)."""
+    http_client: httpx.Client | None = Field(default=None, exclude=True)
+    """Your own `httpx.Client` (not closed by ChatKimi)."""
+    http_async_client: httpx.AsyncClient | None = Field(default=None, exclude=True)
+    """Your own `httpx.AsyncClient` (not closed by ChatKimi)."""
+
+    _transport_cache: Transport | None = PrivateAttr(default=None)
+
+    model_config = ConfigDict(populate_by_name=True, arbitrary_types_allowed=True)
+
+    # ---------------------------------------------------------------- validation
+
+    @field_validator("protocol", mode="before")
+    @classmethod
+    def _check_protocol(cls, value: Any) -> Any:
+        if value not in PROTOCOLS:
+            msg = f"protocol must be 'openai' or 'anthropic', got {value!r}"
+            raise ValueError(msg)
+        return value
+
+    @field_validator("max_retries")
+    @classmethod
+    def _check_retries(cls, value: int) -> int:
+        if value < 0:
+            msg = "max_retries must be >= 0"
+            raise ValueError(msg)
+        return value
+
+    @field_validator("max_builtin_rounds")
+    @classmethod
+    def _check_rounds(cls, value: int) -> int:
+        if value < 1:
+            msg = "max_builtin_rounds must be >= 1"
+            raise ValueError(msg)
+        return value
+
+    @model_validator(mode="after")
+    def _settle(self) -> Self:
+        if self.fallback_base_url == _UNSET_FALLBACK:
+            # The documented fallback only backs the documented primary: a custom base URL
+            # (a proxy, a test server) never silently falls back to the public gateway.
+            default_primary = self.base_url.rstrip("/") == DEFAULT_BASE_URL
+            self.fallback_base_url = DOCUMENTED_FALLBACK_URL if default_primary else None
+        # Validate field-level settings now (bad effort, TTL, max_tokens...), not at call time.
+        resolve_options(self._defaults(), None, {}, stream=False)
+        if self.profile is None:
+            self.profile = capabilities(self.model, self.protocol).profile()  # type: ignore[assignment]
+        return self
+
+    def _defaults(self) -> ModelDefaults:
+        return ModelDefaults(
+            model=self.model,
+            protocol=self.protocol,
+            max_tokens=self.max_tokens,
+            stop=self.stop,
+            reasoning_effort=self.reasoning_effort,
+            cache_ttl=self.cache_ttl,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            model_kwargs=self.model_kwargs,
+        )
+
+    # ---------------------------------------------------------------- LangChain metadata
+
+    @property
+    def _llm_type(self) -> str:
+        return "kimi-chat"
+
+    @property
+    def lc_secrets(self) -> dict[str, str]:
+        return {"api_key": "EVOLINK_API_KEY"}
+
+    @classmethod
+    def is_lc_serializable(cls) -> bool:
+        return True
+
+    @classmethod
+    def get_lc_namespace(cls) -> list[str]:
+        return ["langchain_kimi", "chat_models"]
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "protocol": self.protocol,
+            "base_url": self.base_url,
+            "max_tokens": self.max_tokens,
+            "reasoning_effort": self.reasoning_effort,
+            "cache_ttl": self.cache_ttl,
+            "stop": self.stop,
+        }
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        params = LangSmithParams(
+            ls_provider="kimi",
+            ls_model_name=str(kwargs.get("model") or self.model),
+            ls_model_type="chat",
+        )
+        temperature = kwargs.get("temperature", self.temperature)
+        if temperature is not None:
+            params["ls_temperature"] = temperature
+        max_tokens = kwargs.get("max_tokens", self.max_tokens)
+        if max_tokens is not None:
+            params["ls_max_tokens"] = max_tokens
+        stops = stop or kwargs.get("stop") or self.stop
+        if stops:
+            params["ls_stop"] = list(stops)
+        return params
+
+    # ---------------------------------------------------------------- transport life cycle
+
+    def _transport(self) -> Transport:
+        if self._transport_cache is None:
+            if self.api_key is None or not self.api_key.get_secret_value():
+                msg = (
+                    "No EvoLink API key: set the EVOLINK_API_KEY environment variable or pass "
+                    "ChatKimi(api_key=...)"
+                )
+                raise ValueError(msg)
+            timeout = self.timeout
+            if timeout is None:
+                timeout = DEFAULT_TIMEOUT
+            elif not isinstance(timeout, httpx.Timeout):
+                timeout = httpx.Timeout(timeout)
+            config = TransportConfig(
+                base_url=self.base_url,
+                fallback_base_url=self.fallback_base_url,
+                api_key=self.api_key,
+                timeout=timeout,
+                max_retries=self.max_retries,
+                default_headers=dict(self.default_headers or {}),
+                allow_insecure_http=self.allow_insecure_http,
+            )
+            self._transport_cache = Transport(
+                config, http_client=self.http_client, http_async_client=self.http_async_client
+            )
+        return self._transport_cache
+
+    def close(self) -> None:
+        """Close the pooled HTTP clients ChatKimi created (they are re-created on next use)."""
+        if self._transport_cache is not None:
+            self._transport_cache.close()
+            self._transport_cache = None
+
+    async def aclose(self) -> None:
+        if self._transport_cache is not None:
+            await self._transport_cache.aclose()
+            self._transport_cache = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __getstate__(self) -> dict[Any, Any]:
+        # Live HTTP clients don't pickle: drop them; they are re-created lazily after loading.
+        state = super().__getstate__()
+        private = dict(state.get("__pydantic_private__") or {})
+        private["_transport_cache"] = None
+        state["__pydantic_private__"] = private
+        fields = dict(state["__dict__"])
+        fields["http_client"] = None
+        fields["http_async_client"] = None
+        state["__dict__"] = fields
+        return state
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        clone = self.model_copy(deep=False)
+        clone._transport_cache = None
+        return clone
+
+    # ---------------------------------------------------------------- calls
+
+    def _prepare(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        kwargs: dict[str, Any],
+        *,
+        stream: bool,
+    ) -> tuple[ProtocolAdapter, Any, dict[str, Any]]:
+        if not messages:
+            msg = "ChatKimi needs at least one message"
+            raise ValueError(msg)
+        options = resolve_options(self._defaults(), stop, kwargs, stream=stream)
+        adapter = _adapter(self.protocol)
+        body = adapter.build_request(messages, options)
+        self._transport()  # the missing-key error comes before anything is sent
+        return adapter, options, body
+
+    def _invoke_plan(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> InvokePlan:
+        adapter, options, body = self._prepare(messages, stop, kwargs, stream=False)
+        return InvokePlan(adapter, options, body, max_builtin_rounds=self.max_builtin_rounds)
+
+    def _stream_plan(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> StreamPlan:
+        adapter, options, body = self._prepare(messages, stop, kwargs, stream=True)
+        return StreamPlan(adapter, options, body, max_builtin_rounds=self.max_builtin_rounds)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        plan = self._invoke_plan(messages, stop, kwargs)
+        transport = self._transport()
+        body: dict[str, Any] | None = plan.body
+        while body is not None:
+            reply = transport.post_json(plan.adapter.path, body)
+            body = plan.next_body(reply.body, reply.base_url)
+        return _result(plan)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        plan = self._invoke_plan(messages, stop, kwargs)
+        transport = self._transport()
+        body: dict[str, Any] | None = plan.body
+        while body is not None:
+            reply = await transport.apost_json(plan.adapter.path, body)
+            body = plan.next_body(reply.body, reply.base_url)
+        return _result(plan)
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        plan = self._stream_plan(messages, stop, kwargs)
+        transport = self._transport()
+        seen: list[AIMessageChunk] = []
+        body: dict[str, Any] | None = plan.body
+        while body is not None:
+            with (
+                _partial_on_failure(seen),
+                transport.stream_events(plan.adapter.path, body) as events,
+            ):
+                plan.start_round(events.base_url)
+                for event, data in events:
+                    for chunk in plan.on_chunks(plan.decoder.feed(event, data)):
+                        yield _emit(chunk, seen, run_manager)
+                for chunk in plan.on_chunks(plan.decoder.finish()):
+                    yield _emit(chunk, seen, run_manager)
+            extra, body = plan.end_round()
+            for chunk in extra:
+                yield _emit(chunk, seen, run_manager)
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        plan = self._stream_plan(messages, stop, kwargs)
+        transport = self._transport()
+        seen: list[AIMessageChunk] = []
+        body: dict[str, Any] | None = plan.body
+        while body is not None:
+            with _partial_on_failure(seen):
+                async with transport.astream_events(plan.adapter.path, body) as events:
+                    plan.start_round(events.base_url)
+                    async for event, data in events:
+                        for chunk in plan.on_chunks(plan.decoder.feed(event, data)):
+                            yield await _aemit(chunk, seen, run_manager)
+                    for chunk in plan.on_chunks(plan.decoder.finish()):
+                        yield await _aemit(chunk, seen, run_manager)
+            extra, body = plan.end_round()
+            for chunk in extra:
+                yield await _aemit(chunk, seen, run_manager)
+
+    # ---------------------------------------------------------------- tools and structure
+
+    def bind_tools(
+        self,
+        tools: Sequence[ToolLike],
+        *,
+        tool_choice: str | bool | dict[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+        strict: bool | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tools (any LangChain tool form, plus `"web_search"`) with an optional choice.
+
+        `tool_choice`: `"auto"`, `"any"` / `"required"` / `True`, `"none"`, a tool name or a
+        dict; mapped per model x protocol to the documented forms (see the docs' table).
+        Invalid tools or choices raise `ValueError` here, before any call.
+        """
+        specs = to_tool_specs(tools, strict=strict)
+        bound: dict[str, Any] = {"tools": [spec_to_bindable(spec) for spec in specs]}
+        if tool_choice is not None:
+            bound["tool_choice"] = tool_choice
+        if parallel_tool_calls is not None:
+            bound["parallel_tool_calls"] = parallel_tool_calls
+        # Fail now, not at the first call: resolve once with the same rules as a real call.
+        resolve_options(self._defaults(), None, {**kwargs, **bound}, stream=False)
+        return super().bind(**bound, **kwargs)
+
+    def with_structured_output(
+        self,
+        schema: dict[str, Any] | type | None = None,
+        *,
+        method: Literal["json_schema", "function_calling", "json_mode"] = "json_schema",
+        include_raw: bool = False,
+        strict: bool | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, dict[str, Any] | Any]:
+        """Structured output, native where documented (see `_structured` for the per-model
+        x protocol choices and fallbacks)."""
+        return _structured.build(
+            self, schema, method=method, include_raw=include_raw, strict=strict, **kwargs
+        )
+
+
+def _result(plan: InvokePlan) -> ChatResult:
+    message = plan.result
+    if message is None:  # pragma: no cover - the plan always ends with a result
+        msg = "no reply"
+        raise RuntimeError(msg)
+    return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def _emit(
+    chunk: AIMessageChunk, seen: list[AIMessageChunk], run_manager: CallbackManagerForLLMRun | None
+) -> ChatGenerationChunk:
+    seen.append(chunk)
+    generation = ChatGenerationChunk(message=chunk)
+    if run_manager is not None:
+        run_manager.on_llm_new_token(_token_text(chunk), chunk=generation)
+    return generation
+
+
+async def _aemit(
+    chunk: AIMessageChunk,
+    seen: list[AIMessageChunk],
+    run_manager: AsyncCallbackManagerForLLMRun | None,
+) -> ChatGenerationChunk:
+    seen.append(chunk)
+    generation = ChatGenerationChunk(message=chunk)
+    if run_manager is not None:
+        await run_manager.on_llm_new_token(_token_text(chunk), chunk=generation)
+    return generation
+
+
+def _token_text(chunk: AIMessageChunk) -> str:
+    return chunk.content if isinstance(chunk.content, str) else ""
+
+
+class _partial_on_failure:  # noqa: N801 - used as a context manager, reads like one
+    """Attach what already arrived to a stream error that has no partial yet."""
+
+    def __init__(self, seen: list[AIMessageChunk]) -> None:
+        self._seen = seen
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> Literal[False]:
+        if isinstance(exc, KimiStreamError) and exc.partial is None and self._seen:
+            exc.partial = _aggregate(self._seen)
+        return False
+
+
+def _aggregate(chunks: list[AIMessageChunk]) -> AIMessageChunk:
+    total = chunks[0]
+    for chunk in chunks[1:]:
+        total = total + chunk
+    return total
+
+
+__all__ = ["ChatKimi"]

@@ -1,0 +1,315 @@
+"""LangChain messages + `RequestOptions` -> `POST /v1/messages` body. Pure; validates input.
+
+Every check reads the capability row `options.caps`; with `caps.known` False (an unknown model id)
+the checks are skipped but the body is still built the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+
+from langchain_kimi._options import (
+    FunctionToolSpec,
+    RequestOptions,
+    ToolChoice,
+    WebSearchToolSpec,
+)
+from langchain_kimi._profiles import CACHE_TTLS, Capabilities
+from langchain_kimi.protocols.anthropic_messages._blocks import (
+    Block,
+    assistant_blocks,
+    tool_result_block,
+    user_blocks,
+)
+
+DEFAULT_MAX_TOKENS = 131_072
+"""`max_tokens` is required on Messages; this mirrors the documented Chat Completions default."""
+
+_ROLE_ALIASES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant"}
+
+
+def build_request(messages: Sequence[BaseMessage], options: RequestOptions) -> dict[str, Any]:
+    """The JSON body for one Messages request; `ValueError` for anything the row refuses."""
+    caps = options.caps
+    if not messages:
+        msg = "messages must not be empty"
+        raise ValueError(msg)
+    system, turns = _convert_messages(messages, caps)
+    if not turns:
+        msg = "at least one user or assistant message is required besides system messages"
+        raise ValueError(msg)
+    body: dict[str, Any] = {
+        "model": options.model,
+        "max_tokens": _max_tokens(options),
+        "messages": turns,
+    }
+    if system is not None:
+        body["system"] = system
+    if options.stream:
+        body["stream"] = True
+    stop = _stop_sequences(options)
+    if stop:
+        body["stop_sequences"] = stop
+    output_config = _output_config(options)
+    if output_config:
+        body["output_config"] = output_config
+    if options.cache_ttl is not None:
+        body["cache_control"] = _cache_control(options)
+    body.update(_tools_and_choice(options))
+    body.update(options.extra_body)
+    return body
+
+
+# --- messages ----------------------------------------------------------------------------
+
+
+def _role_of(message: BaseMessage) -> str:
+    if isinstance(message, SystemMessage):
+        return "system"
+    if isinstance(message, HumanMessage):
+        return "user"
+    if isinstance(message, AIMessage):
+        return "assistant"
+    if isinstance(message, ToolMessage):
+        return "tool"
+    if isinstance(message, ChatMessage):
+        if message.role == "system":
+            return "system"
+        if message.role in _ROLE_ALIASES:
+            return _ROLE_ALIASES[message.role]
+    msg = f"unsupported message type {type(message).__name__} for the anthropic protocol"
+    raise ValueError(msg)
+
+
+def _convert_messages(
+    messages: Sequence[BaseMessage], caps: Capabilities
+) -> tuple[str | list[Block] | None, list[dict[str, Any]]]:
+    system_parts: list[str | list[Any]] = []
+    turns: list[dict[str, Any]] = []
+    known_call_ids: set[str] = set()
+
+    def push(role: str, blocks: list[Block]) -> None:
+        # The protocol alternates roles: consecutive same-role turns are merged into one.
+        if not blocks:
+            return
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": list(blocks)})
+
+    for message in messages:
+        role = _role_of(message)
+        if role == "system":
+            system_parts.append(message.content)
+        elif role == "user":
+            push("user", user_blocks(message.content, caps))
+        elif role == "assistant":
+            ai = message if isinstance(message, AIMessage) else AIMessage(content=message.content)
+            blocks = assistant_blocks(ai, caps)
+            known_call_ids.update(str(b.get("id")) for b in blocks if b["type"] == "tool_use")
+            known_call_ids.update(str(tc["id"]) for tc in ai.tool_calls)
+            # An empty assistant turn is dropped: the API rejects empty text blocks and an empty
+            # content array carries nothing.
+            push("assistant", blocks)
+        else:
+            assert isinstance(message, ToolMessage)
+            if message.tool_call_id not in known_call_ids:
+                msg = (
+                    f"ToolMessage tool_call_id {message.tool_call_id!r} matches no tool call in "
+                    "the preceding AI messages"
+                )
+                raise ValueError(msg)
+            push("user", [tool_result_block(message, caps)])
+
+    for turn in turns:
+        content = turn["content"]
+        single = content[0] if len(content) == 1 else {}
+        if turn["role"] == "user" and set(single) == {"type", "text"} and single["type"] == "text":
+            turn["content"] = single["text"]
+    return _system(system_parts, caps), turns
+
+
+def _system(parts: list[str | list[Any]], caps: Capabilities) -> str | list[Block] | None:
+    """One `system` value from every System message.
+
+    A plain string unless a caller gave content blocks and the row accepts system blocks (K3.1);
+    kimi-k3 takes a string only, so blocks are joined there.
+    """
+    blocks: list[Block] = []
+    gave_blocks = False
+    for content in parts:
+        if isinstance(content, str):
+            if content:
+                blocks.append({"type": "text", "text": content})
+            continue
+        for part in content:
+            if isinstance(part, str):
+                text = part
+            elif isinstance(part, dict) and part.get("type") == "text":
+                gave_blocks = True
+                text = str(part.get("text") or "")
+            else:
+                kind = part.get("type") if isinstance(part, dict) else type(part).__name__
+                msg = f"system messages may only hold text on the anthropic protocol, got {kind!r}"
+                raise ValueError(msg)
+            if text:
+                blocks.append({"type": "text", "text": text})
+    if not blocks:
+        return None
+    if gave_blocks and caps.system_blocks:
+        return blocks
+    return "\n\n".join(b["text"] for b in blocks)
+
+
+# --- top-level options -------------------------------------------------------------------
+
+
+def _max_tokens(options: RequestOptions) -> int:
+    value = options.max_tokens if options.max_tokens is not None else DEFAULT_MAX_TOKENS
+    caps = options.caps
+    if value < 1 or (caps.known and value > caps.max_tokens_limit):
+        msg = f"max_tokens must be between 1 and {caps.max_tokens_limit}, got {value}"
+        raise ValueError(msg)
+    return value
+
+
+def _stop_sequences(options: RequestOptions) -> list[str]:
+    caps = options.caps
+    stops = [s for s in options.stop if s]
+    if not stops or not caps.stop_sequences:
+        # No native stop sequences on this row: ChatKimi truncates client-side instead.
+        return []
+    if caps.known:
+        if len(stops) > caps.max_stop_sequences:
+            msg = f"at most {caps.max_stop_sequences} stop sequences are allowed, got {len(stops)}"
+            raise ValueError(msg)
+        for stop in stops:
+            if len(stop.encode("utf-8")) > caps.max_stop_sequence_bytes:
+                msg = (
+                    f"stop sequence {stop!r} is longer than {caps.max_stop_sequence_bytes} "
+                    "bytes (UTF-8)"
+                )
+                raise ValueError(msg)
+    return stops
+
+
+def _output_config(options: RequestOptions) -> dict[str, Any]:
+    caps = options.caps
+    config: dict[str, Any] = {}
+    effort = options.reasoning_effort
+    if effort is not None:
+        if not caps.supports_effort(effort):
+            allowed = ", ".join(caps.efforts)
+            msg = (
+                f"reasoning_effort {effort!r} is not supported by {caps.model} (allowed: {allowed})"
+            )
+            raise ValueError(msg)
+        # kimi-k3 on Messages has no output_config: its only effort (max) is the default anyway.
+        if caps.effort_on_wire:
+            config["effort"] = effort
+    fmt = options.output_format
+    if fmt is not None:
+        if fmt.kind != "json_schema":
+            msg = "JSON mode (json_object) is not available on the anthropic protocol"
+            raise ValueError(msg)
+        if caps.known and not caps.native_structured_output:
+            msg = f"native structured output is not supported by {caps.model} on anthropic"
+            raise ValueError(msg)
+        if fmt.schema is None:
+            msg = "a json_schema output format needs a schema"
+            raise ValueError(msg)
+        config["format"] = {"type": "json_schema", "schema": fmt.schema}
+    return config
+
+
+def _cache_control(options: RequestOptions) -> dict[str, Any]:
+    caps = options.caps
+    if caps.known and not caps.cache_ttl:
+        msg = f"cache_ttl is not supported by {caps.model} on the anthropic protocol"
+        raise ValueError(msg)
+    if options.cache_ttl not in CACHE_TTLS:
+        msg = f"cache_ttl must be one of {', '.join(CACHE_TTLS)}, got {options.cache_ttl!r}"
+        raise ValueError(msg)
+    return {"type": "ephemeral", "ttl": options.cache_ttl}
+
+
+def _web_search_tool(spec: WebSearchToolSpec) -> dict[str, Any]:
+    if spec.raw is not None:
+        return dict(spec.raw)
+    tool: dict[str, Any] = {"type": "web_search_20250305", "name": "web_search"}
+    if spec.max_uses is not None:
+        tool["max_uses"] = spec.max_uses
+    return tool
+
+
+def _function_tool(spec: FunctionToolSpec) -> dict[str, Any]:
+    # No `strict`: the Messages Tool schema names only name / description / input_schema.
+    tool: dict[str, Any] = {"name": spec.name}
+    if spec.description:
+        tool["description"] = spec.description
+    tool["input_schema"] = spec.parameters
+    return tool
+
+
+def _tools_and_choice(options: RequestOptions) -> dict[str, Any]:
+    caps = options.caps
+    if caps.known and len(options.tools) > caps.max_tools:
+        msg = f"at most {caps.max_tools} tools are allowed, got {len(options.tools)}"
+        raise ValueError(msg)
+    named: list[tuple[str | None, dict[str, Any]]] = []
+    for spec in options.tools:
+        if isinstance(spec, FunctionToolSpec):
+            named.append((spec.name, _function_tool(spec)))
+        else:
+            if caps.known and not caps.web_search:
+                msg = f"web search is not supported by {caps.model} on the anthropic protocol"
+                raise ValueError(msg)
+            named.append((None, _web_search_tool(spec)))
+    tools = [tool for _, tool in named]
+    choice = options.tool_choice
+    if choice is None:
+        return {"tools": tools} if tools else {}
+    if choice.mode == "named":
+        return _named_choice(choice, named, caps)
+    if not tools:
+        if choice.mode == "any":
+            msg = "tool_choice 'any' needs at least one tool"
+            raise ValueError(msg)
+        return {}
+    if choice.mode not in caps.tool_choice_forms:
+        if choice.mode == "none":
+            # kimi-k3 documents no `none` form: sending no tools is the same promise.
+            return {}
+        if caps.known:
+            msg = f"tool_choice {choice.mode!r} is not supported by {caps.model} on anthropic"
+            raise ValueError(msg)
+    return {"tools": tools, "tool_choice": {"type": choice.mode}}
+
+
+def _named_choice(
+    choice: ToolChoice, named: list[tuple[str | None, dict[str, Any]]], caps: Capabilities
+) -> dict[str, Any]:
+    matching = [tool for name, tool in named if name is not None and name == choice.name]
+    if not matching:
+        msg = f"tool_choice names {choice.name!r}, which is not among the tools"
+        raise ValueError(msg)
+    if "named" in caps.tool_choice_forms:
+        return {
+            "tools": [tool for _, tool in named],
+            "tool_choice": {"type": "tool", "name": choice.name},
+        }
+    if "any" in caps.tool_choice_forms or not caps.known:
+        # K3.1 documents no named form: offering only that tool with `any` forces it.
+        return {"tools": matching[:1], "tool_choice": {"type": "any"}}
+    msg = f"forcing a named tool is not supported by {caps.model} on anthropic"
+    raise ValueError(msg)

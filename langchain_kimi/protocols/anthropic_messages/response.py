@@ -1,0 +1,154 @@
+"""Messages response body -> `AIMessage` (see docs/internals.md for the contract)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
+from langchain_core.messages.ai import InputTokenDetails, OutputTokenDetails, UsageMetadata
+from langchain_core.messages.tool import invalid_tool_call, tool_call
+
+from langchain_kimi.protocols.anthropic_messages._blocks import THINKING_TYPES, thinking_text
+
+_FINISH_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_calls",
+    "refusal": "refusal",
+}
+_SPLIT_KEYS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def usage_from_anthropic(usage: dict[str, Any]) -> UsageMetadata:
+    """LangChain usage from a Messages `usage` object (non-streaming and streaming alike).
+
+    Messages reports plain input, cache reads and cache writes as three disjoint counts, so
+    `input_tokens` is their sum. When the writes are split by TTL (`cache_creation` with
+    `ephemeral_5m_input_tokens` / `ephemeral_1h_input_tokens`), the split goes into
+    `input_token_details` under those names and `cache_creation` keeps only the part the split
+    does not cover (0 when it covers all), so the details count each write once.
+    langchain-anthropic makes the same choice in spirit (it zeroes `cache_creation` when a split
+    is present); ours also keeps any uncovered remainder.
+    """
+    plain = _int(usage.get("input_tokens"))
+    reads = _int(usage.get("cache_read_input_tokens"))
+    writes = _int(usage.get("cache_creation_input_tokens"))
+    details: dict[str, int] = {}
+    if usage.get("cache_read_input_tokens") is not None:
+        details["cache_read"] = reads
+    split = usage.get("cache_creation")
+    split_total = 0
+    if isinstance(split, dict) and any(split.get(k) is not None for k in _SPLIT_KEYS):
+        for key in _SPLIT_KEYS:
+            if split.get(key) is not None:
+                details[key] = _int(split[key])
+                split_total += details[key]
+        writes = max(writes, split_total)
+        details["cache_creation"] = writes - split_total
+    elif usage.get("cache_creation_input_tokens") is not None:
+        details["cache_creation"] = writes
+    input_tokens = plain + reads + writes
+    output_tokens = _int(usage.get("output_tokens"))
+    result = UsageMetadata(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        total_tokens=input_tokens + output_tokens,
+    )
+    if details:
+        result["input_token_details"] = InputTokenDetails(**details)  # type: ignore[typeddict-item]
+    output_details = usage.get("output_tokens_details")
+    if isinstance(output_details, dict) and output_details.get("thinking_tokens") is not None:
+        result["output_token_details"] = OutputTokenDetails(
+            reasoning=_int(output_details["thinking_tokens"])
+        )
+    return result
+
+
+def message_metadata(message_id: Any, model: Any) -> dict[str, Any]:
+    """The response_metadata known when the reply starts."""
+    meta: dict[str, Any] = {"model_provider": "kimi", "protocol": "anthropic"}
+    if message_id is not None:
+        meta["id"] = message_id
+    if model is not None:
+        meta["model_name"] = model
+    return meta
+
+
+def finish_metadata(
+    stop_reason: Any, stop_sequence: Any, usage: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The response_metadata known when the reply ends.
+
+    Unknown stop reasons (a future value) are passed through as the finish reason unchanged.
+    """
+    meta: dict[str, Any] = {}
+    if stop_reason is not None:
+        meta["finish_reason"] = _FINISH_REASONS.get(stop_reason, stop_reason)
+        meta["raw_finish_reason"] = stop_reason
+    if stop_sequence is not None:
+        meta["stop_sequence"] = stop_sequence
+    server_tool_use = (usage or {}).get("server_tool_use")
+    if isinstance(server_tool_use, dict):
+        meta["server_tool_use"] = server_tool_use
+    return meta
+
+
+def tool_calls_from_blocks(
+    blocks: list[dict[str, Any]],
+) -> tuple[list[ToolCall], list[InvalidToolCall]]:
+    """Client `tool_use` blocks -> tool calls; server blocks never become tool calls."""
+    calls: list[ToolCall] = []
+    invalid: list[InvalidToolCall] = []
+    for block in blocks:
+        if block.get("type") != "tool_use":
+            continue
+        args = block.get("input")
+        if args is None:
+            args = {}
+        if isinstance(args, dict):
+            calls.append(tool_call(name=block.get("name", ""), args=args, id=block.get("id")))
+        else:
+            invalid.append(
+                invalid_tool_call(
+                    name=block.get("name"),
+                    args=json.dumps(args),
+                    id=block.get("id"),
+                    error="tool input is not a JSON object",
+                )
+            )
+    return calls, invalid
+
+
+def parse_response(body: dict[str, Any]) -> AIMessage:
+    """A non-streaming Messages reply as an `AIMessage`."""
+    blocks = [b for b in body.get("content") or [] if isinstance(b, dict)]
+    text = "".join(str(b.get("text") or "") for b in blocks if b.get("type") == "text")
+    additional: dict[str, Any] = {}
+    reasoning = thinking_text(blocks)
+    if reasoning:
+        additional["reasoning_content"] = reasoning
+    thinking = [b for b in blocks if b.get("type") in THINKING_TYPES]
+    if thinking:
+        additional["thinking_blocks"] = thinking
+    if blocks:
+        additional["anthropic_blocks"] = blocks
+    calls, invalid = tool_calls_from_blocks(blocks)
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else None
+    metadata = message_metadata(body.get("id"), body.get("model"))
+    metadata.update(finish_metadata(body.get("stop_reason"), body.get("stop_sequence"), usage))
+    return AIMessage(
+        content=text,
+        additional_kwargs=additional,
+        tool_calls=calls,
+        invalid_tool_calls=invalid,
+        usage_metadata=usage_from_anthropic(usage) if usage is not None else None,
+        response_metadata=metadata,
+        id=body.get("id"),
+    )

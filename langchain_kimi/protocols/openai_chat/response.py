@@ -1,0 +1,164 @@
+"""A non-streaming Chat Completions body -> `AIMessage` (see docs/internals.md for the keys)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
+from langchain_core.messages.ai import InputTokenDetails, OutputTokenDetails, UsageMetadata
+
+PROVIDER = "kimi"
+PROTOCOL = "openai"
+BUILTIN = "builtin_function"
+
+# The schema documents stop / length / tool_calls, already the common vocabulary; OpenAI-style
+# services may also say `content_filter`.
+_FINISH_REASONS = {"content_filter": "refusal", "function_call": "tool_calls"}
+
+
+def normalize_finish_reason(raw: str) -> str:
+    return _FINISH_REASONS.get(raw, raw)
+
+
+def usage_from_openai(usage: dict[str, Any]) -> UsageMetadata:
+    """`prompt_tokens` is ALL input (plain + cache reads + cache writes): no re-adding."""
+    input_tokens = int(usage.get("prompt_tokens") or 0)
+    output_tokens = int(usage.get("completion_tokens") or 0)
+    total = usage.get("total_tokens")
+    result = UsageMetadata(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        total_tokens=int(total) if total is not None else input_tokens + output_tokens,
+    )
+    prompt_details = usage.get("prompt_tokens_details") or {}
+    input_details = InputTokenDetails()
+    if prompt_details.get("cached_tokens") is not None:
+        input_details["cache_read"] = int(prompt_details["cached_tokens"])
+    if prompt_details.get("cache_write_tokens") is not None:
+        input_details["cache_creation"] = int(prompt_details["cache_write_tokens"])
+    if input_details:
+        result["input_token_details"] = input_details
+    reasoning = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens")
+    if reasoning is not None:
+        result["output_token_details"] = OutputTokenDetails(reasoning=int(reasoning))
+    return result
+
+
+def merge_usage(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Field-by-field merge of two raw usage objects; `new` wins (nested details too)."""
+    if not new:
+        return old
+    if not old:
+        return dict(new)
+    merged = dict(old)
+    for key, value in new.items():
+        if value is None:
+            continue
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **{k: v for k, v in value.items() if v is not None}}
+        else:
+            merged[key] = value
+    return merged
+
+
+def raw_usage(body: dict[str, Any]) -> dict[str, Any] | None:
+    """Usage from the top level and/or (Moonshot-style) `choices[0].usage`; top level wins."""
+    choices = body.get("choices") or []
+    in_choice = choices[0].get("usage") if choices and isinstance(choices[0], dict) else None
+    return merge_usage(in_choice, body.get("usage"))
+
+
+def strip_index(call: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in call.items() if k != "index"}
+
+
+def raw_assistant_message(body: dict[str, Any]) -> dict[str, Any]:
+    """`choices[0].message` as the wire history needs it (tool call `index` keys removed)."""
+    message = dict(body["choices"][0]["message"])
+    if message.get("tool_calls"):
+        message["tool_calls"] = [strip_index(c) for c in message["tool_calls"]]
+    return message
+
+
+def split_tool_calls(
+    raw_calls: list[dict[str, Any]],
+) -> tuple[list[ToolCall], list[InvalidToolCall]]:
+    """Client calls (type `function` or no type) -> valid / invalid; builtin calls are skipped."""
+    valid: list[ToolCall] = []
+    invalid: list[InvalidToolCall] = []
+    for call in raw_calls:
+        if call.get("type", "function") != "function":
+            continue
+        function = call.get("function") or {}
+        name = function.get("name")
+        arguments = function.get("arguments")
+        text = arguments if isinstance(arguments, str) else ""
+        try:
+            args = json.loads(text) if text.strip() else {}
+        except ValueError as exc:
+            invalid.append(
+                InvalidToolCall(
+                    type="invalid_tool_call",
+                    id=call.get("id"),
+                    name=name,
+                    args=text,
+                    error=f"arguments are not valid JSON: {exc}",
+                )
+            )
+            continue
+        if isinstance(args, dict):
+            valid.append(ToolCall(type="tool_call", id=call.get("id"), name=name or "", args=args))
+        else:
+            invalid.append(
+                InvalidToolCall(
+                    type="invalid_tool_call",
+                    id=call.get("id"),
+                    name=name,
+                    args=text,
+                    error="arguments are not a JSON object",
+                )
+            )
+    return valid, invalid
+
+
+def parse_response(body: dict[str, Any]) -> AIMessage:
+    """One `chat.completion` body -> AIMessage (never raises on odd tool-call arguments)."""
+    choices = body.get("choices") or []
+    choice: dict[str, Any] = choices[0] if choices else {}
+    message: dict[str, Any] = choice.get("message") or {}
+    additional_kwargs: dict[str, Any] = {}
+    reasoning = message.get("reasoning_content")
+    if reasoning:
+        additional_kwargs["reasoning_content"] = reasoning
+    raw_calls = [strip_index(c) for c in message.get("tool_calls") or []]
+    tool_calls, invalid_tool_calls = split_tool_calls(raw_calls)
+    if tool_calls or invalid_tool_calls:
+        additional_kwargs["tool_calls"] = raw_calls
+    response_metadata: dict[str, Any] = {
+        "id": body.get("id"),
+        "model_name": body.get("model"),
+        "model_provider": PROVIDER,
+        "protocol": PROTOCOL,
+    }
+    raw_finish = choice.get("finish_reason")
+    if raw_finish is not None:
+        response_metadata["finish_reason"] = normalize_finish_reason(raw_finish)
+        response_metadata["raw_finish_reason"] = raw_finish
+    if body.get("created") is not None:
+        response_metadata["created"] = body["created"]
+    usage = raw_usage(body)
+    result = AIMessage(
+        content=message.get("content") or "",
+        id=body.get("id"),
+        additional_kwargs=additional_kwargs,
+        tool_calls=tool_calls,
+        invalid_tool_calls=invalid_tool_calls,
+        usage_metadata=usage_from_openai(usage) if usage else None,
+        response_metadata=response_metadata,
+    )
+    if raw_calls and not (tool_calls or invalid_tool_calls):
+        # Only builtin calls: langchain-core would parse `additional_kwargs["tool_calls"]` into
+        # tool_calls when none are given, turning `$web_search` into a client call. Set after.
+        result.additional_kwargs["tool_calls"] = raw_calls
+    return result

@@ -1,0 +1,238 @@
+"""Chat Completions SSE events -> `AIMessageChunk`s (stateful, no I/O).
+
+Streaming rules (docs/internals.md): string deltas only; the raw `tool_calls` list, usage and the
+finish metadata are emitted once, on the last chunk, when `data: [DONE]` arrives (usage may come
+after the finish chunk, as a trailing chunk with empty `choices`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessageChunk
+from langchain_core.messages.tool import ToolCallChunk
+
+from langchain_kimi._errors import KimiStreamError, error_from_stream_payload
+from langchain_kimi.protocols.openai_chat.response import (
+    BUILTIN,
+    PROTOCOL,
+    PROVIDER,
+    merge_usage,
+    normalize_finish_reason,
+    usage_from_openai,
+)
+
+DONE = "[DONE]"
+_DATA_EVENTS = ("", "message", "chunk")
+
+
+@dataclass
+class _CallState:
+    id: str | None = None
+    type: str | None = None
+    name: str = ""
+    arguments: str = ""
+
+    @property
+    def is_builtin(self) -> bool:
+        return self.type == BUILTIN
+
+    def raw(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": self.type or "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+class StreamDecoder:
+    """Decoder for one streamed reply.
+
+    `continuation=True` is for a follow-up round of the `$web_search` loop: the header metadata
+    (id, model_name, ...) was already emitted by the first round's decoder and must not be
+    emitted again (LangChain would concatenate the strings).
+    """
+
+    def __init__(self, *, continuation: bool = False) -> None:
+        self._header_sent = continuation
+        self._done = False
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: dict[int, _CallState] = {}
+        self._usage: dict[str, Any] | None = None
+        self._raw_finish: str | None = None
+        self._id: str | None = None
+        self._chunks: list[AIMessageChunk] = []
+
+    # -- public API ----------------------------------------------------------------------
+
+    def feed(self, event: str, data: str) -> list[AIMessageChunk]:
+        """One SSE event -> zero or more chunks (raises a typed error for an error payload)."""
+        if self._done:
+            return []
+        if data.strip() == DONE:
+            self._done = True
+            return self._record([self._final_chunk()])
+        if event not in _DATA_EVENTS and event != "error":
+            return []  # keep-alives and unknown event types carry no reply data
+        try:
+            payload = json.loads(data)
+        except ValueError as exc:
+            raise KimiStreamError(
+                f"malformed JSON in Chat Completions stream event: {data[:200]!r} ({exc})",
+                partial=self.partial(),
+            ) from exc
+        if not isinstance(payload, dict):
+            raise KimiStreamError(
+                f"unexpected Chat Completions stream event (not an object): {data[:200]!r}",
+                partial=self.partial(),
+            )
+        if event == "error" or payload.get("error") is not None:
+            raise error_from_stream_payload(payload)
+        return self._record(self._on_payload(payload))
+
+    def finish(self) -> list[AIMessageChunk]:
+        """Call when the stream closed; raises `KimiStreamError` if `[DONE]` never arrived."""
+        if not self._done:
+            raise KimiStreamError("stream ended before [DONE]", partial=self.partial())
+        return []
+
+    @property
+    def is_builtin_round(self) -> bool:
+        """Every tool call of this reply is a `$web_search` builtin call (the loop continues)."""
+        return bool(self._calls) and all(c.is_builtin for c in self._calls.values())
+
+    def assistant_message(self) -> dict[str, Any]:
+        """The raw assistant message, as a non-streamed response's `choices[0].message` holds it."""
+        calls = [self._calls[i].raw() for i in sorted(self._calls)]
+        text = "".join(self._text)
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": text or (None if calls else ""),
+        }
+        if self._reasoning:
+            message["reasoning_content"] = "".join(self._reasoning)
+        if calls:
+            message["tool_calls"] = calls
+        return message
+
+    def partial(self) -> AIMessageChunk | None:
+        """The chunks received so far, aggregated (for `KimiStreamError.partial`)."""
+        if not self._chunks:
+            return None
+        first, *rest = self._chunks
+        return first + rest if rest else first
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _record(self, chunks: list[AIMessageChunk]) -> list[AIMessageChunk]:
+        self._chunks.extend(chunks)
+        return chunks
+
+    def _on_payload(self, payload: dict[str, Any]) -> list[AIMessageChunk]:
+        self._id = self._id or payload.get("id")
+        self._usage = merge_usage(self._usage, payload.get("usage"))
+        choices = payload.get("choices") or []
+        choice: dict[str, Any] = choices[0] if choices and isinstance(choices[0], dict) else {}
+        # Moonshot-style services report usage inside the choice of the finish chunk.
+        self._usage = merge_usage(self._usage, choice.get("usage"))
+        if choice.get("finish_reason"):
+            self._raw_finish = choice["finish_reason"]
+        delta: dict[str, Any] = choice.get("delta") or {}
+        content = delta.get("content") or ""
+        reasoning = delta.get("reasoning_content") or ""
+        tool_chunks = self._tool_call_chunks(delta.get("tool_calls") or [])
+        header = self._header(payload)
+        if not (content or reasoning or tool_chunks or header):
+            return []
+        if content:
+            self._text.append(content)
+        additional_kwargs: dict[str, Any] = {}
+        if reasoning:
+            self._reasoning.append(reasoning)
+            additional_kwargs["reasoning_content"] = reasoning
+        return [
+            AIMessageChunk(
+                content=content,
+                id=self._id,
+                additional_kwargs=additional_kwargs,
+                tool_call_chunks=tool_chunks,
+                response_metadata=header,
+            )
+        ]
+
+    def _header(self, payload: dict[str, Any]) -> dict[str, Any]:
+        if self._header_sent:
+            return {}
+        self._header_sent = True
+        header: dict[str, Any] = {
+            "id": payload.get("id"),
+            "model_name": payload.get("model"),
+            "model_provider": PROVIDER,
+            "protocol": PROTOCOL,
+        }
+        if payload.get("created") is not None:
+            header["created"] = payload["created"]
+        return header
+
+    def _tool_call_chunks(self, deltas: list[dict[str, Any]]) -> list[ToolCallChunk]:
+        chunks: list[ToolCallChunk] = []
+        for position, delta in enumerate(deltas):
+            index = delta.get("index", position)
+            state = self._calls.setdefault(index, _CallState())
+            first_id = delta.get("id") if state.id is None else None
+            if first_id:
+                state.id = first_id
+            # `type` may arrive only on the first delta of an index: remembered per index.
+            state.type = state.type or delta.get("type")
+            function = delta.get("function") or {}
+            name_piece = function.get("name") or ""
+            args_piece = function.get("arguments") or ""
+            state.name += name_piece
+            state.arguments += args_piece
+            if state.is_builtin or not (first_id or name_piece or args_piece):
+                continue
+            chunks.append(
+                ToolCallChunk(
+                    type="tool_call_chunk",
+                    index=index,
+                    id=first_id or None,
+                    name=name_piece or None,
+                    args=args_piece,
+                )
+            )
+        return chunks
+
+    def _final_chunk(self) -> AIMessageChunk:
+        calls = [self._calls[i] for i in sorted(self._calls)]
+        builtin_round = self.is_builtin_round
+        additional_kwargs: dict[str, Any] = {}
+        response_metadata: dict[str, Any] = {}
+        tool_chunks: list[ToolCallChunk] = []
+        client_indexes = [i for i in sorted(self._calls) if not self._calls[i].is_builtin]
+        if client_indexes:
+            additional_kwargs["tool_calls"] = [c.raw() for c in calls]
+            # langchain-core re-parses `additional_kwargs["tool_calls"]` into tool_call_chunks
+            # when a chunk has none (and without `index` they would duplicate, builtin calls
+            # included); an empty piece for a known index prevents that and merges as a no-op.
+            tool_chunks.append(
+                ToolCallChunk(
+                    type="tool_call_chunk", index=client_indexes[0], id=None, name=None, args=""
+                )
+            )
+        if self._raw_finish is not None and not builtin_round:
+            response_metadata["finish_reason"] = normalize_finish_reason(self._raw_finish)
+            response_metadata["raw_finish_reason"] = self._raw_finish
+        # A pure-builtin round is not the end of the message: ChatKimi posts the follow-up and
+        # keeps streaming, so only the final round's last chunk is marked "last".
+        return AIMessageChunk(
+            content="",
+            id=self._id,
+            additional_kwargs=additional_kwargs,
+            tool_call_chunks=tool_chunks,
+            response_metadata=response_metadata,
+            usage_metadata=usage_from_openai(self._usage) if self._usage else None,
+            chunk_position=None if builtin_round else "last",
+        )

@@ -1,0 +1,104 @@
+"""Pure steps of the documented `$web_search` loop on Chat Completions.
+
+Spec: with `{"type": "web_search"}` declared, the model may answer with `tool_calls` of type
+`builtin_function` named `$web_search`. The client sends back the assistant message unchanged,
+then for each such call a `tool` message whose content is that call's `function.arguments`, with
+the same `tool_call_id` (`name` is not in the schema: not sent), and repeats the request.
+ChatKimi drives the I/O; these functions only shape the data.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.messages.ai import UsageMetadata, add_usage
+
+from langchain_kimi.protocols.openai_chat.response import BUILTIN
+from langchain_kimi.protocols.openai_chat.stream import StreamDecoder
+
+
+def is_builtin_round(assistant_raw: dict[str, Any]) -> bool:
+    """True when the reply has tool calls and every one is a `builtin_function` call."""
+    calls = assistant_raw.get("tool_calls") or []
+    return bool(calls) and all(c.get("type") == BUILTIN for c in calls)
+
+
+def followup_messages(assistant_raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """The unchanged assistant message followed by one `tool` answer per builtin call."""
+    answers = [
+        {"role": "tool", "tool_call_id": c["id"], "content": c["function"]["arguments"]}
+        for c in assistant_raw.get("tool_calls") or []
+        if c.get("type") == BUILTIN
+    ]
+    return [assistant_raw, *answers]
+
+
+def next_body(body: dict[str, Any], assistant_raw: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the request body with the follow-up messages appended."""
+    new_body = dict(body)
+    new_body["messages"] = [*body["messages"], *copy.deepcopy(followup_messages(assistant_raw))]
+    return new_body
+
+
+def _search_count(rounds: Sequence[dict[str, Any]]) -> int:
+    return sum(1 for r in rounds for c in r.get("tool_calls") or [] if c.get("type") == BUILTIN)
+
+
+def server_tool_use(rounds: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """`response_metadata["server_tool_use"]` for the searches the loop ran."""
+    return {"web_search_requests": _search_count(rounds)}
+
+
+def combine_rounds(
+    rounds: Sequence[dict[str, Any]],
+    final: AIMessage,
+    round_usages: Sequence[UsageMetadata | None],
+) -> AIMessage:
+    """The final reply of an invoke-style loop, carrying every earlier round.
+
+    `rounds` are the raw assistant messages of the earlier (pure-builtin) rounds, `round_usages`
+    their usage. Reasoning is the concatenation of all rounds (what streaming aggregates);
+    each round's own part stays in its raw message inside `builtin_rounds`.
+    """
+    if not rounds:
+        return final
+    additional_kwargs = dict(final.additional_kwargs)
+    additional_kwargs["builtin_rounds"] = [m for r in rounds for m in followup_messages(r)]
+    reasoning = "".join(r.get("reasoning_content") or "" for r in rounds)
+    reasoning += final.additional_kwargs.get("reasoning_content") or ""
+    if reasoning:
+        additional_kwargs["reasoning_content"] = reasoning
+    usage: UsageMetadata | None = None
+    for part in [*round_usages, final.usage_metadata]:
+        if part is not None:
+            usage = add_usage(usage, part)
+    response_metadata = dict(final.response_metadata)
+    response_metadata["server_tool_use"] = server_tool_use(rounds)
+    return final.model_copy(
+        update={
+            "additional_kwargs": additional_kwargs,
+            "usage_metadata": usage,
+            "response_metadata": response_metadata,
+        }
+    )
+
+
+def round_chunk(assistant_raw: dict[str, Any]) -> AIMessageChunk:
+    """The chunk ChatKimi emits in streaming after a pure-builtin round."""
+    return AIMessageChunk(
+        content="", additional_kwargs={"builtin_rounds": followup_messages(assistant_raw)}
+    )
+
+
+def metadata_chunk(rounds: Sequence[dict[str, Any]]) -> AIMessageChunk:
+    """The trailing chunk of a streamed loop: `server_tool_use`, like `combine_rounds` sets."""
+    metadata = {"server_tool_use": server_tool_use(rounds)}
+    return AIMessageChunk(content="", response_metadata=metadata)
+
+
+def continuation_decoder() -> StreamDecoder:
+    """Decoder for a follow-up round: the first round already emitted the header metadata."""
+    return StreamDecoder(continuation=True)
