@@ -58,11 +58,19 @@ class KimiError(lc.ModelError):
         return " ".join(parts)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Keyword-only __init__: rebuild explicitly so errors survive pickling (process pools).
+        # Keyword-only __init__: rebuild explicitly so errors survive pickling (process pools);
+        # the instance dict carries subclass extras such as `KimiStreamError.partial`.
         return (
             _rebuild_error,
-            (type(self), self.message, self.status_code, self.error_type, self.request_id,
-             self.body),
+            (
+                type(self),
+                self.message,
+                self.status_code,
+                self.error_type,
+                self.request_id,
+                self.body,
+            ),
+            dict(self.__dict__),
         )
 
 
@@ -127,7 +135,7 @@ class KimiStreamError(KimiAPIError):
 
 
 def _class_for_status(status: int, message: str) -> type[KimiError]:
-    if _CONTEXT_OVERFLOW.search(message) and (status in (400, 413, 422) or status < 500):
+    if status < 500 and _CONTEXT_OVERFLOW.search(message):
         return KimiContextOverflowError
     if status == 401:
         return KimiAuthenticationError

@@ -241,7 +241,7 @@ def error_after_response(
 
 
 def json_body_or_error(
-    text: str, host: str, status: int, request_id: str | None
+    text: str, host: str, status: int, request_id: str | None, *, secret: str
 ) -> dict[str, Any] | KimiError:
     """A 2xx reply must be a JSON object, and not an error object."""
     try:
@@ -249,12 +249,13 @@ def json_body_or_error(
     except ValueError:
         payload = None
     if isinstance(payload, dict):
-        if isinstance(payload.get("error"), dict):
-            # Some gateways report failures with a 2xx status and an error body.
-            return error_from_stream_payload(payload, request_id=request_id)
-        return payload
+        if not isinstance(payload.get("error"), dict):
+            return payload
+        # Some gateways report failures with a 2xx status and an error body.
+        return error_from_stream_payload(json.loads(redact(text, secret)), request_id=request_id)
     return KimiAPIError(
-        f"{host} answered HTTP {status} with a body that is not a JSON object: {snippet(text)}",
+        f"{host} answered HTTP {status} with a body that is not a JSON object: "
+        f"{snippet(redact(text, secret))}",
         status_code=status,
     )
 
@@ -306,7 +307,7 @@ def settle_reply(
     elif stream:
         error = error_from_non_stream_reply(status, text, headers, host, secret=secret)
     else:
-        body = json_body_or_error(text, host, status, header_request_id(headers))
+        body = json_body_or_error(text, host, status, header_request_id(headers), secret=secret)
         if isinstance(body, dict):
             return body
         error = body

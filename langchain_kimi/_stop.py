@@ -39,7 +39,9 @@ class StopStreamFilter:
     """Streaming form of `truncate_at_stop`: feed answer-text deltas, emit what is safe.
 
     A tail that could still begin a stop string (at most `max(len(stop)) - 1` characters) is
-    held back until the next delta decides it; after a match everything else is dropped.
+    held back until later deltas decide it. A complete match is acted on only when no earlier
+    (or same-position, longer) candidate is still open, so the cut is exactly where
+    `truncate_at_stop` would cut the whole text. After a match everything else is dropped.
     """
 
     def __init__(self, stops: Iterable[str]) -> None:
@@ -56,17 +58,22 @@ class StopStreamFilter:
             return delta
         buffer = self._held + delta
         found = _earliest(buffer, self._stops)
-        if found is not None:
+        open_start = len(buffer) - self._open_prefix_length(buffer)
+        if found is not None and found[0] < open_start:
             self.stopped, self.matched, self._held = True, found[1], ""
             return buffer[: found[0]]
-        keep = self._open_prefix_length(buffer)
-        self._held = buffer[len(buffer) - keep :] if keep else ""
-        return buffer[: len(buffer) - keep]
+        self._held = buffer[open_start:]
+        return buffer[:open_start]
 
     def flush(self) -> str:
-        """End of the answer: the held-back tail was no match after all."""
+        """End of the answer: decide the held-back tail."""
         held, self._held = self._held, ""
-        return "" if self.stopped else held
+        if self.stopped:
+            return ""
+        text, matched = truncate_at_stop(held, self._stops)
+        if matched is not None:
+            self.stopped, self.matched = True, matched
+        return text
 
     def _open_prefix_length(self, buffer: str) -> int:
         """Length of the longest suffix of `buffer` that is a proper prefix of a stop string."""

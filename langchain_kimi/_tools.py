@@ -8,6 +8,7 @@ gateway's built-in web search in any of its spellings (`"web_search"`, `{"type":
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -104,13 +105,27 @@ def to_tool_specs(tools: Sequence[ToolLike], *, strict: bool | None = None) -> t
     if len(tools) > MAX_TOOLS:
         msg = f"at most {MAX_TOOLS} tools may be bound; got {len(tools)}"
         raise ValueError(msg)
-    specs = tuple(to_tool_spec(tool, strict=strict) for tool in tools)
-    names = [spec.name for spec in specs if isinstance(spec, FunctionToolSpec)]
-    duplicates = sorted({name for name in names if names.count(name) > 1})
-    if duplicates:
-        msg = f"tool names must be unique; repeated: {', '.join(duplicates)}"
-        raise ValueError(msg)
-    return specs
+    specs: list[ToolSpec] = []
+    by_name: dict[str, FunctionToolSpec] = {}
+    for tool in tools:
+        spec = to_tool_spec(tool, strict=strict)
+        if isinstance(spec, FunctionToolSpec):
+            seen = by_name.get(spec.name)
+            if seen is not None:
+                # The same tool given twice (e.g. a pydantic model and its JSON schema): the
+                # wire needs unique names, so the first declaration wins.
+                if seen != spec:
+                    warnings.warn(
+                        f"two tools are named {spec.name!r}; sending only the first",
+                        UserWarning,
+                        stacklevel=3,
+                    )
+                continue
+            by_name[spec.name] = spec
+        elif any(isinstance(s, WebSearchToolSpec) for s in specs):
+            continue  # one web search declaration is enough
+        specs.append(spec)
+    return tuple(specs)
 
 
 def spec_to_bindable(spec: ToolSpec) -> dict[str, Any]:

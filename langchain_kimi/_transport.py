@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import (
     AbstractAsyncContextManager,
     AbstractContextManager,
@@ -162,6 +162,19 @@ class AsyncEventStream:
             await events.aclose()
 
 
+async def _close_at_loop_shutdown(client: httpx.AsyncClient) -> AsyncGenerator[None, None]:
+    """Parked async generator that closes `client` on its own loop.
+
+    The loop tracks unfinished async generators, and `asyncio.run` (like `asyncio.Runner`) finalizes
+    them in `shutdown_asyncgens()` before closing, so a client is closed even when the caller never
+    calls `aclose()`; a loop dropped without that step just drops the connections.
+    """
+    try:
+        yield
+    finally:
+        await client.aclose()
+
+
 class Transport:
     """HTTP to the Kimi gateway. Thread-safe; usable from several event loops in turn.
 
@@ -184,7 +197,7 @@ class Transport:
         self._client: httpx.Client | None = None
         # One AsyncClient per event loop: httpx connections are bound to the loop that opened them.
         self._async_clients: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, httpx.AsyncClient
+            asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, AsyncGenerator[None, None]]
         ] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
@@ -204,7 +217,7 @@ class Transport:
                 self._client = httpx.Client(timeout=self._config.timeout, limits=_LIMITS)
             return self._client
 
-    def _async_client(self) -> httpx.AsyncClient:
+    async def _async_client(self) -> httpx.AsyncClient:
         if self._injected_async_client is not None:
             return self._injected_async_client
         loop = asyncio.get_running_loop()
@@ -212,14 +225,17 @@ class Transport:
             for stale in [lp for lp in self._async_clients if lp.is_closed()]:
                 # Its connections died with their loop; it cannot be closed from another loop.
                 del self._async_clients[stale]
-            client = self._async_clients.get(loop)
-            if client is None:
-                client = httpx.AsyncClient(timeout=self._config.timeout, limits=_LIMITS)
-                self._async_clients[loop] = client
-            return client
+            entry = self._async_clients.get(loop)
+            if entry is not None:
+                return entry[0]
+            client = httpx.AsyncClient(timeout=self._config.timeout, limits=_LIMITS)
+            closer = _close_at_loop_shutdown(client)
+            self._async_clients[loop] = (client, closer)
+        await anext(closer)  # runs up to its `yield` without suspending: no other task interleaves
+        return client
 
     def close(self) -> None:
-        """Close the sync client we created; forget our async clients (use `aclose` in a loop)."""
+        """Close the sync client we created; forget our async clients (their loops close them)."""
         with self._lock:
             client, self._client = self._client, None
             self._async_clients.clear()
@@ -230,10 +246,10 @@ class Transport:
         """Close the current loop's async client and the sync client, if we created them."""
         loop = asyncio.get_running_loop()
         with self._lock:
-            client = self._async_clients.pop(loop, None)
+            entry = self._async_clients.pop(loop, None)
             sync_client, self._client = self._client, None
-        if client is not None:
-            await client.aclose()
+        if entry is not None:
+            await entry[1].aclose()
         if sync_client is not None:
             sync_client.close()
 
@@ -412,7 +428,7 @@ class Transport:
         self, path: str, body: dict[str, Any], *, stream: bool
     ) -> tuple[JsonReply | httpx.Response, str]:
         content = encode_body(body)
-        client = self._async_client()
+        client = await self._async_client()
         plan = RetryPlan(self._bases, self._config.max_retries)
         while True:
             base = plan.base

@@ -25,6 +25,7 @@ from langchain_kimi._errors import KimiStreamError
 from langchain_kimi._profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._resolve import ModelDefaults, resolve_options
 from langchain_kimi._rounds import InvokePlan, StreamPlan
+from langchain_kimi._token_estimate import estimate_message_tokens, estimate_text_tokens
 from langchain_kimi._tools import ToolLike, spec_to_bindable, to_tool_specs
 from langchain_kimi._transport import Transport, TransportConfig
 from langchain_kimi.protocols import ProtocolAdapter
@@ -101,6 +102,8 @@ class ChatKimi(BaseChatModel):
     default_headers: dict[str, str] | None = None
     model_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Extra top-level body fields for future or undocumented options (sent as given)."""
+    streaming: bool = False
+    """Stream internally even for `invoke` (LangChain's standard `streaming` flag)."""
     max_builtin_rounds: int = 8
     """Chat Completions web search: how many `$web_search` rounds one call may run."""
     allow_insecure_http: bool = False
@@ -392,6 +395,22 @@ class ChatKimi(BaseChatModel):
             extra, body = plan.end_round()
             for chunk in extra:
                 yield await _aemit(chunk, seen, run_manager)
+
+    # ---------------------------------------------------------------- token estimate
+
+    def get_num_tokens(self, text: str) -> int:
+        """Offline estimate (no counting endpoint exists): see `_token_estimate`."""
+        return estimate_text_tokens(text)
+
+    def get_num_tokens_from_messages(
+        self, messages: list[BaseMessage], tools: Sequence[Any] | None = None
+    ) -> int:
+        """Offline estimate of the prompt size, for budgeting the 1,048,576-token context.
+
+        About 4 ASCII characters or 1 non-ASCII character per token, plus 4 per message;
+        the exact count arrives in each reply's `usage_metadata`.
+        """
+        return estimate_message_tokens(messages, tools or ())
 
     # ---------------------------------------------------------------- tools and structure
 

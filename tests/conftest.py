@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import vcr.request
+import vcr.request  # type: ignore[import-untyped]
 from vcr import VCR
 
 from tests import cassette_format
@@ -54,10 +54,11 @@ def _json_body(r1: vcr.request.Request, r2: vcr.request.Request) -> None:
 
 def _scrub_request(request: vcr.request.Request) -> vcr.request.Request:
     for name in list(request.headers):
-        if name.lower() in _SECRET_HEADERS:
-            request.headers[name] = PLACEHOLDER_AUTH if name.lower() == "authorization" else None
-            if request.headers[name] is None:
-                del request.headers[name]
+        lowered = name.lower()
+        if lowered == "authorization":
+            request.headers[name] = PLACEHOLDER_AUTH
+        elif lowered in _SECRET_HEADERS or _KEYLIKE.search(str(request.headers[name])):
+            del request.headers[name]
     return request
 
 

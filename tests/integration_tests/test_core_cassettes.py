@@ -15,8 +15,14 @@ import os
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
-from langchain_core.messages import SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+)
+from pydantic import SecretStr
 
 from langchain_kimi import ChatKimi
 
@@ -30,7 +36,7 @@ Q2 = "Add 1 to it. Reply with the number only."
 def _model(protocol: str) -> ChatKimi:
     recording = os.environ.get("VCR_RECORD_MODE", "none") != "none"
     key = os.environ["EVOLINK_API_KEY"] if recording else "test-key-not-real"
-    return ChatKimi(protocol=protocol, api_key=key, max_retries=0)  # type: ignore[call-arg]
+    return ChatKimi(protocol=protocol, api_key=SecretStr(key), max_retries=0)  # type: ignore[arg-type]
 
 
 async def _run(model: ChatKimi, mode: str, messages: list[BaseMessage]) -> AIMessage:
@@ -44,11 +50,12 @@ async def _run(model: ChatKimi, mode: str, messages: list[BaseMessage]) -> AIMes
     else:
         chunks = [chunk async for chunk in model.astream(messages)]
     assert len(chunks) > 1, "a streamed reply arrives in several chunks"
-    total = chunks[0] + chunks[1:] if len(chunks) > 1 else chunks[0]
-    return total
+    return chunks[0] + chunks[1:]
 
 
-def _usage(input_tokens: int, cache_read: int, cache_creation: int, output: int, reasoning: int) -> Any:
+def _usage(
+    input_tokens: int, cache_read: int, cache_creation: int, output: int, reasoning: int
+) -> Any:
     return {
         "input_tokens": input_tokens,
         "output_tokens": output,
@@ -66,32 +73,64 @@ _TURN2_REASONING = "I picked 2 before; 2 + 1 = 3."
 EXPECTED: dict[tuple[str, str], list[dict[str, Any]]] = {
     # anthropic input_tokens = input + cache reads + cache writes (12 + 4 + 2)
     ("plain", "anthropic"): [
-        {"text": "OK", "reasoning": _PLAIN_REASONING, "usage": _usage(18, 4, 2, 21, 19),
-         "id": "msg_01KimiPlainA1b2C3d4E5f6G7"},
+        {
+            "text": "OK",
+            "reasoning": _PLAIN_REASONING,
+            "usage": _usage(18, 4, 2, 21, 19),
+            "id": "msg_01KimiPlainA1b2C3d4E5f6G7",
+        },
     ],
     ("plain", "openai"): [
-        {"text": "OK", "reasoning": _PLAIN_REASONING, "usage": _usage(18, 4, 2, 21, 19),
-         "id": "chatcmpl-kimiPlain7Qx2Lm9Vb4"},
+        {
+            "text": "OK",
+            "reasoning": _PLAIN_REASONING,
+            "usage": _usage(18, 4, 2, 21, 19),
+            "id": "chatcmpl-kimiPlain7Qx2Lm9Vb4",
+        },
     ],
     ("system", "anthropic"): [
-        {"text": "OK", "reasoning": _SYSTEM_REASONING, "usage": _usage(33, 0, 8, 17, 15),
-         "id": "msg_01KimiSystemH8i9J0k1L2m3"},
+        {
+            "text": "OK",
+            "reasoning": _SYSTEM_REASONING,
+            "usage": _usage(33, 0, 8, 17, 15),
+            "id": "msg_01KimiSystemH8i9J0k1L2m3",
+        },
     ],
     ("system", "openai"): [
-        {"text": "OK", "reasoning": _SYSTEM_REASONING, "usage": _usage(33, 0, 8, 17, 15),
-         "id": "chatcmpl-kimiSystem3Fh8Kd1Wp6"},
+        {
+            "text": "OK",
+            "reasoning": _SYSTEM_REASONING,
+            "usage": _usage(33, 0, 8, 17, 15),
+            "id": "chatcmpl-kimiSystem3Fh8Kd1Wp6",
+        },
     ],
     ("two_turn", "anthropic"): [
-        {"text": "2", "reasoning": _TURN1_REASONING, "usage": _usage(22, 0, 0, 18, 16),
-         "id": "msg_01KimiTurnOneN4o5P6q7R8"},
-        {"text": "3", "reasoning": _TURN2_REASONING, "usage": _usage(49, 40, 0, 16, 14),
-         "id": "msg_01KimiTurnTwoS9t0U1v2W3"},
+        {
+            "text": "2",
+            "reasoning": _TURN1_REASONING,
+            "usage": _usage(22, 0, 0, 18, 16),
+            "id": "msg_01KimiTurnOneN4o5P6q7R8",
+        },
+        {
+            "text": "3",
+            "reasoning": _TURN2_REASONING,
+            "usage": _usage(49, 40, 0, 16, 14),
+            "id": "msg_01KimiTurnTwoS9t0U1v2W3",
+        },
     ],
     ("two_turn", "openai"): [
-        {"text": "2", "reasoning": _TURN1_REASONING, "usage": _usage(22, 0, 0, 18, 16),
-         "id": "chatcmpl-kimiTurnOne5Rt7Yu2Io9"},
-        {"text": "3", "reasoning": _TURN2_REASONING, "usage": _usage(49, 40, 0, 16, 14),
-         "id": "chatcmpl-kimiTurnTwo8Pa3Sd6Fg1"},
+        {
+            "text": "2",
+            "reasoning": _TURN1_REASONING,
+            "usage": _usage(22, 0, 0, 18, 16),
+            "id": "chatcmpl-kimiTurnOne5Rt7Yu2Io9",
+        },
+        {
+            "text": "3",
+            "reasoning": _TURN2_REASONING,
+            "usage": _usage(49, 40, 0, 16, 14),
+            "id": "chatcmpl-kimiTurnTwo8Pa3Sd6Fg1",
+        },
     ],
 }
 
@@ -104,14 +143,17 @@ def _check_reply(reply: AIMessage, expected: dict[str, Any], protocol: str) -> N
     assert usage["input_tokens"] == expected["usage"]["input_tokens"]
     assert usage["output_tokens"] == expected["usage"]["output_tokens"]
     assert usage["total_tokens"] == expected["usage"]["total_tokens"]
-    assert usage["input_token_details"].get("cache_read", 0) == (
-        expected["usage"]["input_token_details"]["cache_read"]
+    assert (
+        usage["input_token_details"].get("cache_read", 0)
+        == (expected["usage"]["input_token_details"]["cache_read"])
     )
-    assert usage["input_token_details"].get("cache_creation", 0) == (
-        expected["usage"]["input_token_details"]["cache_creation"]
+    assert (
+        usage["input_token_details"].get("cache_creation", 0)
+        == (expected["usage"]["input_token_details"]["cache_creation"])
     )
-    assert usage["output_token_details"]["reasoning"] == (
-        expected["usage"]["output_token_details"]["reasoning"]
+    assert (
+        usage["output_token_details"]["reasoning"]
+        == (expected["usage"]["output_token_details"]["reasoning"])
     )
     meta = reply.response_metadata
     assert meta["model_provider"] == "kimi"
@@ -212,3 +254,30 @@ async def test_stream_aggregate_equals_invoke(
     assert vcr.play_count == 2 * len(invoked)
     for via_invoke, via_stream in zip(invoked, streamed, strict=True):
         assert _comparable(via_stream) == _comparable(via_invoke)
+
+
+@pytest.mark.parametrize(
+    "protocol",
+    [
+        pytest.param(p, marks=[pytest.mark.vcr, pytest.mark.default_cassette(f"{p}_plain")])
+        for p in PROTOCOLS
+    ],
+)
+def test_v1_output_uses_kimi_blocks(protocol: str) -> None:
+    model = _model(protocol).model_copy(update={"output_version": "v1"})
+    reply = model.invoke("Reply with OK.")
+    blocks: list[Any] = list(reply.content)
+    assert [b["type"] for b in blocks] == ["reasoning", "text"]
+    assert blocks[0]["reasoning"] == _PLAIN_REASONING
+    assert blocks[1]["text"] == "OK"
+    if protocol == "anthropic":
+        assert len(blocks[0]["extras"]["signature"]) > 100
+
+    chunks = list(model.stream("Reply with OK."))
+    total = chunks[0] + chunks[1:]
+    streamed: list[Any] = [b for b in total.content if isinstance(b, dict)]
+    assert [b["type"] for b in streamed] == ["reasoning", "text"]
+    assert streamed[0]["reasoning"] == _PLAIN_REASONING
+    assert streamed[1]["text"] == "OK"
+    if protocol == "anthropic":
+        assert streamed[0]["extras"]["signature"] == blocks[0]["extras"]["signature"]

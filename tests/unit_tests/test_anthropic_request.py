@@ -4,6 +4,7 @@ assistant replay. Every body built here is validated against the published schem
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -44,7 +45,7 @@ def opts(model: str = K31, **kwargs: Any) -> RequestOptions:
 
 
 def build(
-    messages: list[BaseMessage], model: str = K31, *, validate: bool = True, **kwargs: Any
+    messages: Sequence[BaseMessage], model: str = K31, *, validate: bool = True, **kwargs: Any
 ) -> dict[str, Any]:
     body = build_request(messages, opts(model, **kwargs))
     if validate:
@@ -106,7 +107,7 @@ def test_system_messages_joined_as_string() -> None:
 
 
 def test_system_blocks_on_k31_string_on_k3() -> None:
-    blocks = [
+    blocks: list[str | dict[str, Any]] = [
         {"type": "text", "text": "rules", "cache_control": {"type": "ephemeral"}},
         {"type": "text", "text": "more"},
     ]
@@ -407,7 +408,7 @@ def test_block_level_cache_control_stripped() -> None:
 # --- replay --------------------------------------------------------------------------------
 
 SIGNED = {"type": "thinking", "thinking": "Let me think.", "signature": "sig=="}
-REPLY = {
+REPLY: dict[str, Any] = {
     "id": "msg_1",
     "type": "message",
     "role": "assistant",

@@ -137,3 +137,80 @@ def test_no_secrets(cassette: Path) -> None:
             for value in _header(headers, "authorization"):
                 assert value == PLACEHOLDER_AUTH
             assert not _header(headers, "x-api-key")
+
+
+def test_serializer_roundtrips_vcr_dict() -> None:
+    """What vcrpy hands over when recording comes back identical, bodies stored readably."""
+    sse = 'event: ping\ndata: {"type": "ping"}   \n\nevent: message_stop\ndata: {}\n\n'
+    cassette: dict[str, Any] = {
+        "version": 1,
+        "interactions": [
+            {
+                "request": {
+                    "method": "POST",
+                    "uri": "https://direct.evolink.ai/v1/messages",
+                    "body": '{"model": "kimi-k3.1-pro", "messages": []}',
+                    "headers": {"content-type": ["application/json"]},
+                },
+                "response": {
+                    "status": {"code": 200, "message": "OK"},
+                    "headers": {"content-type": ["text/event-stream"]},
+                    "body": {"string": sse},
+                },
+            },
+            {
+                "request": {
+                    "method": "GET",
+                    "uri": "https://direct.evolink.ai/health",
+                    "body": None,
+                    "headers": {},
+                },
+                "response": {
+                    "status": {"code": 502, "message": "Bad Gateway"},
+                    "headers": {},
+                    "body": {"string": "upstream down"},
+                },
+            },
+        ],
+    }
+    text = cassette_format.serialize(cassette)
+    assert "json:\n" in text
+    assert "sse:" in text
+    assert "string: upstream down" in text
+    assert not text.startswith("#"), "a recorded cassette claims no authored provenance"
+    loaded = cassette_format.deserialize(text)
+    assert loaded["interactions"][1] == cassette["interactions"][1]
+    assert loaded["interactions"][0]["response"] == cassette["interactions"][0]["response"]
+    body = loaded["interactions"][0]["request"]["body"]
+    assert json.loads(body) == {"model": "kimi-k3.1-pro", "messages": []}
+
+
+def test_record_hooks_scrub_keys() -> None:
+    from vcr.request import Request  # type: ignore[import-untyped]
+
+    from tests import conftest
+
+    request = Request(
+        "POST",
+        "https://direct.evolink.ai/v1/messages",
+        b"{}",
+        {"Authorization": "Bearer sk-abcdefghijklmnopqrstuvwxyz", "X-Api-Key": "k"},
+    )
+    scrubbed = conftest._scrub_request(request)
+    assert scrubbed.headers["authorization"] == PLACEHOLDER_AUTH
+    assert "x-api-key" not in scrubbed.headers
+    response = {"headers": {"x-echo": ["sk-abcdefghijklmnopqrstuvwxyz1234"], "date": ["now"]}}
+    assert conftest._scrub_response(response)["headers"] == {"date": ["now"]}
+
+
+def test_json_body_matcher() -> None:
+    from vcr.request import Request
+
+    from tests import conftest
+
+    def make(body: bytes) -> Request:
+        return Request("POST", "https://direct.evolink.ai/v1/messages", body, {})
+
+    conftest._json_body(make(b'{"a": 1, "b": [2]}'), make(b'{"b":[2],"a":1}'))
+    with pytest.raises(AssertionError):
+        conftest._json_body(make(b'{"a": 1}'), make(b'{"a": 1, "stream": true}'))

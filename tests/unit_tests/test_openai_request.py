@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -38,13 +39,13 @@ def opts(model: str = K31_PRO, **kwargs: Any) -> RequestOptions:
     return RequestOptions(caps=capabilities(model, "openai"), **kwargs)
 
 
-def build(messages: list[BaseMessage], model: str = K31_PRO, **kwargs: Any) -> dict[str, Any]:
+def build(messages: Sequence[BaseMessage], model: str = K31_PRO, **kwargs: Any) -> dict[str, Any]:
     body = build_request(messages, opts(model, **kwargs))
     validate_request(body, "openai", model)
     return body
 
 
-HI = [HumanMessage("hi")]
+HI: list[BaseMessage] = [HumanMessage("hi")]
 
 
 def test_adapter_shape() -> None:
@@ -185,7 +186,7 @@ def test_refusals_follow_the_capability_row() -> None:
         native_structured_output=False,
         image_tool_message=False,
     )
-    cases: list[tuple[list[BaseMessage], dict[str, Any], str]] = [
+    cases: list[tuple[Sequence[BaseMessage], dict[str, Any], str]] = [
         (HI, {"tools": (WebSearchToolSpec(),)}, "web search"),
         (HI, {"output_format": OutputFormat("json_object")}, "JSON mode"),
         (HI, {"output_format": OutputFormat("json_schema", schema={})}, "structured output"),
@@ -316,7 +317,7 @@ def test_orphan_tool_message_refused() -> None:
 
 
 def test_unchanged_reply_replays_raw_calls() -> None:
-    raw = [
+    raw: list[dict[str, Any]] = [
         {
             "id": "c1",
             "type": "function",

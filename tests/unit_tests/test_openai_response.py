@@ -68,7 +68,7 @@ def test_null_content_and_empty_reasoning() -> None:
 
 
 def test_tool_calls_valid_invalid_and_builtin() -> None:
-    raw = [
+    raw: list[dict[str, Any]] = [
         {
             "id": "c0",
             "type": "function",
@@ -158,3 +158,15 @@ def test_raw_assistant_message_strips_index() -> None:
     raw = raw_assistant_message(body_with({"content": None, "tool_calls": [call]}))
     assert raw["tool_calls"] == [{k: v for k, v in call.items() if k != "index"}]
     assert raw["role"] == "assistant"
+
+
+def test_pure_builtin_reply_has_no_client_tool_calls() -> None:
+    call = {
+        "id": "s1",
+        "type": "builtin_function",
+        "function": {"name": "$web_search", "arguments": "{}"},
+    }
+    msg = parse_response(body_with({"content": None, "tool_calls": [call]}, "tool_calls"))
+    assert msg.tool_calls == []
+    assert msg.invalid_tool_calls == []
+    assert msg.additional_kwargs["tool_calls"] == [call]

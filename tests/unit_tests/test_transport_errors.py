@@ -176,7 +176,7 @@ async def test_timeout_error_class(mode: str) -> None:
         raise httpx.ReadTimeout("timed out", request=request)
 
     transport = make(handler)
-    with pytest.raises(KimiTimeoutError, match="direct.evolink.ai") as info:
+    with pytest.raises(KimiTimeoutError, match=r"direct\.evolink\.ai") as info:
         await call(transport, mode)
     assert isinstance(info.value, lc.ModelTimeoutError)
 
@@ -251,7 +251,29 @@ def _leak_scenarios() -> list[Any]:
     def stream_json_error(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={"error": {"message": f"key {KEY} blocked"}})
 
-    return [echo_401, echo_html, connect_error, local_protocol, timeout, stream_json_error]
+    def html_200(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            200, text=f"<p>hello {KEY}</p>", headers={"content-type": "text/html"}
+        )
+
+    return [
+        echo_401,
+        echo_html,
+        connect_error,
+        local_protocol,
+        timeout,
+        stream_json_error,
+        html_200,
+    ]
+
+
+async def drain(transport: Transport, mode: str) -> None:
+    if mode == "sync":
+        with transport.stream_events(PATH, BODY) as events:
+            list(events)
+    else:
+        async with transport.astream_events(PATH, BODY) as aevents:
+            [e async for e in aevents]
 
 
 def _all_text(err: BaseException) -> str:
@@ -274,16 +296,11 @@ async def test_key_absent_from_errors_reprs_and_logs(caplog: pytest.LogCaptureFi
                 await call(transport, mode)
             errors.append(info.value)
             with pytest.raises(KimiError) as info:
-                if mode == "sync":
-                    with transport.stream_events(PATH, BODY) as events:
-                        list(events)
-                else:
-                    async with transport.astream_events(PATH, BODY) as aevents:
-                        [e async for e in aevents]
+                await drain(transport, mode)
             errors.append(info.value)
         assert KEY not in repr(transport) + str(transport)
         assert KEY not in repr(transport._config) + str(transport._config)
-    assert len(errors) == 24
+    assert len(errors) == 28
     for err in errors:
         assert KEY not in _all_text(err), err
         assert KEY not in pickle.dumps(err).decode("latin-1")

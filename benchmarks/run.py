@@ -1,0 +1,198 @@
+"""Run every benchmark in one go: `python -m benchmarks.run [--quick | --tiny] [--out DIR]`.
+
+Starts the loopback server (`benchmarks.server`) as a separate process, measures every client
+on the same replies, writes `benchmarks/results/latest.json`, `docs/benchmarks.md` and
+`docs/img/benchmarks.png` (or all three into `--out DIR`), and stops the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+
+from benchmarks import environment, history, imports, measure, report
+from benchmarks.clients import CLIENTS, KIMI_ANTHROPIC, KIMI_OPENAI, FloorChatModel, build
+from benchmarks.clients import parsed_chunks as _parsed_chunks
+
+ROOT = Path(__file__).resolve().parent.parent
+FLOORS = {"floor-anthropic": KIMI_ANTHROPIC, "floor-openai": KIMI_OPENAI}
+
+
+@dataclass(frozen=True)
+class Config:
+    events: int = 500
+    invoke_iterations: int = 100
+    stream_iterations: int = 10
+    runs: int = 7
+    concurrency: int = 100
+    concurrency_runs: int = 7
+    turns: int = 2_000
+    history_runs: int = 5
+    import_repeats: int = 11
+
+
+PROFILES = {
+    "full": Config(),
+    "quick": Config(
+        invoke_iterations=40,
+        stream_iterations=4,
+        runs=3,
+        concurrency_runs=3,
+        history_runs=2,
+        import_repeats=3,
+    ),
+    # For the smoke test: every section and client, a tiny workload, no statistical value.
+    "tiny": Config(
+        events=40,
+        invoke_iterations=2,
+        stream_iterations=1,
+        runs=1,
+        concurrency=5,
+        concurrency_runs=1,
+        turns=10,
+        history_runs=1,
+        import_repeats=1,
+    ),
+}
+
+
+class ServerProcess:
+    """The loopback server in its own process; bounded by `max_seconds` and by our stdin pipe."""
+
+    def __init__(self, events: int, max_seconds: float) -> None:
+        self._command = [sys.executable, "-m", "benchmarks.server", "--events", str(events)]
+        self._command += ["--max-seconds", str(max_seconds)]
+        self._proc: subprocess.Popen[bytes] | None = None
+        self.port = 0
+
+    def __enter__(self) -> ServerProcess:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self._proc = subprocess.Popen(
+            self._command, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        stdout: IO[bytes] | None = self._proc.stdout
+        line = stdout.readline().decode() if stdout is not None else ""
+        if not line.startswith("PORT "):
+            self.__exit__()
+            msg = f"benchmark server did not start (said {line!r})"
+            raise RuntimeError(msg)
+        self.port = int(line.split()[1])
+        return self
+
+    def stats(self) -> dict[str, int]:
+        stats: dict[str, int] = httpx.get(f"http://127.0.0.1:{self.port}/__stats").json()
+        return stats
+
+    def __exit__(self, *exc: object) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        try:
+            httpx.post(f"http://127.0.0.1:{self.port}/__shutdown", timeout=2.0)
+        except httpx.HTTPError:
+            pass
+        if proc.stdin is not None:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def _log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def _series(values: dict[str, measure.Series]) -> dict[str, Any]:
+    return {name: series.as_dict() for name, series in values.items()}
+
+
+def run(profile: str) -> dict[str, Any]:
+    """Every section for every client; returns the results document."""
+    config = PROFILES[profile]
+    started = time.perf_counter()
+    results: dict[str, Any] = {
+        "profile": profile,
+        "config": asdict(config),
+        "environment": environment.describe(),
+    }
+    with ServerProcess(config.events, max_seconds=1_200) as server:
+        models = {name: build(name, server.port) for name in CLIENTS}
+        _log(f"server on port {server.port}; invoke CPU")
+        results["invoke_cpu_ms"] = _series(
+            measure.cpu_per_call(
+                models, mode="invoke", iterations=config.invoke_iterations, runs=config.runs
+            )
+        )
+        _log("stream CPU")
+        streamers = dict(models)
+        for floor, source in FLOORS.items():
+            chunks = _parsed_chunks(models[source], measure.PROMPT)
+            streamers[floor] = FloorChatModel(chunks=chunks)
+        results["stream_cpu_ms"] = _series(
+            measure.cpu_per_call(
+                streamers, mode="stream", iterations=config.stream_iterations, runs=config.runs
+            )
+        )
+        _log(f"{config.concurrency} concurrent ainvoke")
+        fresh = {name: build(name, server.port) for name in CLIENTS}
+        results["concurrency"] = _series(
+            measure.concurrent_throughput(
+                fresh, concurrency=config.concurrency, runs=config.concurrency_runs
+            )
+        )
+        _log(f"{config.turns}-turn history, one subprocess per client")
+        results["history"] = {
+            name: history.run_in_subprocess(name, server.port, config.turns, config.history_runs)
+            for name in (history.FLOOR, *CLIENTS)
+        }
+        results["server"] = server.stats()
+    _log("import times")
+    results["imports_ms"] = imports.summarize(imports.import_times(config.import_repeats))
+    results["elapsed_s"] = round(time.perf_counter() - started, 1)
+    results["targets"] = report.evaluate(results)
+    return results
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="fewer repetitions (~2 min)")
+    mode.add_argument("--tiny", action="store_true", help="tiny workload (smoke test)")
+    parser.add_argument("--out", type=Path, help="write all outputs here instead of the repo")
+    args = parser.parse_args(argv)
+    profile = "tiny" if args.tiny else "quick" if args.quick else "full"
+    results = run(profile)
+    if args.out is not None:
+        paths = (args.out / "latest.json", args.out / "benchmarks.md", args.out / "benchmarks.png")
+    else:
+        paths = (
+            ROOT / "benchmarks" / "results" / "latest.json",
+            ROOT / "docs" / "benchmarks.md",
+            ROOT / "docs" / "img" / "benchmarks.png",
+        )
+    json_path, md_path, png_path = paths
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(results, indent=2) + "\n")
+    report.chart(results, png_path)
+    image = os.path.relpath(png_path, md_path.parent)
+    md_path.write_text(report.markdown(results, image))
+    _log(f"done in {results['elapsed_s']} s: {json_path}, {md_path}, {png_path}")
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""Offline token estimate: the gateway has no token-counting endpoint.
+
+The heuristic (documented in the docs' known-limits page): about four characters of ASCII text per
+token, one token per non-ASCII character (CJK text tokenizes close to one token per character),
+plus a fixed overhead per message for the role and separators. It is an estimate for budgeting
+a 1,048,576-token context, not a billing figure: the `usage_metadata` of a reply is exact.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+
+PER_MESSAGE_OVERHEAD = 4
+ASCII_CHARS_PER_TOKEN = 4.0
+
+
+def estimate_text_tokens(text: str) -> int:
+    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    other_chars = len(text) - ascii_chars
+    return math.ceil(ascii_chars / ASCII_CHARS_PER_TOKEN) + other_chars
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content or []:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict):
+            for key in ("text", "thinking", "reasoning"):
+                value = block.get(key)
+                if isinstance(value, str):
+                    parts.append(value)
+    return "\n".join(parts)
+
+
+def estimate_message_tokens(messages: Sequence[BaseMessage], tools: Sequence[Any] = ()) -> int:
+    total = 0
+    for message in messages:
+        total += PER_MESSAGE_OVERHEAD + estimate_text_tokens(_content_text(message.content))
+        reasoning = message.additional_kwargs.get("reasoning_content")
+        if isinstance(reasoning, str):
+            total += estimate_text_tokens(reasoning)
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                total += estimate_text_tokens(call["name"] + json.dumps(call["args"]))
+    for tool in tools:
+        total += estimate_text_tokens(json.dumps(tool, default=str))
+    return total
