@@ -107,7 +107,9 @@ class Capabilities:
             "reasoning_effort_levels": list(self.efforts),
             "tool_calling": True,
             "tool_choice": True,
-            "structured_output": True,
+            # Native structured output only: create_agent picks its ProviderStrategy from this
+            # key, and anthropic kimi-k3 (no output_config) must get the ToolStrategy instead.
+            "structured_output": self.native_structured_output,
             "native_structured_output": self.native_structured_output,
             "web_search": self.web_search,
             "cache_ttl": self.cache_ttl,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import email.utils
 import ipaddress
 import json
+import logging
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +27,8 @@ from langchain_kimi._errors import (
     error_from_response,
     error_from_stream_payload,
 )
+
+logger = logging.getLogger("langchain_kimi")
 
 # 408 request timeout, 409 lock conflict, 429 rate limit; every 5xx (incl. 529 overloaded).
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -77,7 +80,7 @@ class RetryPlan:
         """Retries already spent on the current base."""
         return self._attempt
 
-    def next_delay(self, failure: Failure) -> float | None:
+    def next_delay(self, failure: Failure, path: str = "") -> float | None:
         """Seconds to wait before the next attempt on `self.base`, or None to give up."""
         if not failure.retryable:
             return None
@@ -86,10 +89,18 @@ class RetryPlan:
             if delay is None:
                 delay = backoff_delay(self._attempt, jitter=self._jitter)
             self._attempt += 1
+            logger.info(
+                "retrying %s%s in %.2fs (retry %d of %d): %s",
+                self.base, path, delay, self._attempt, self._max_retries, failure.error.message,
+            )  # fmt: skip
             return delay
         if failure.fallback and self._base_index + 1 < len(self._bases):
             self._base_index += 1
             self._attempt = 0
+            logger.warning(
+                "%s%s failed (%s); switching to the fallback %s",
+                self._bases[self._base_index - 1], path, failure.error.message, self.base,
+            )  # fmt: skip
             return 0.0
         return None
 
@@ -147,6 +158,29 @@ def build_headers(
     headers["Content-Type"] = "application/json"
     headers["Accept"] = "text/event-stream" if stream else "application/json"
     return headers
+
+
+def validate_config(
+    base_url: str,
+    fallback_base_url: str | None,
+    api_key: str,
+    default_headers: Mapping[str, str],
+    *,
+    allow_insecure_http: bool,
+    max_retries: int,
+) -> None:
+    """Refuse a bad configuration at construction, before any I/O."""
+    check_base_url(base_url, allow_insecure_http=allow_insecure_http, label="base_url")
+    if fallback_base_url is not None:
+        check_base_url(
+            fallback_base_url, allow_insecure_http=allow_insecure_http, label="fallback_base_url"
+        )
+    if any(name.lower() == "authorization" for name in default_headers):
+        raise ValueError("default_headers may not set Authorization; pass the key as api_key")
+    if any(ch in api_key for ch in "\r\n\0") or not api_key.isascii():
+        raise ValueError("api_key contains characters that are not allowed in an HTTP header")
+    if max_retries < 0:
+        raise ValueError("max_retries must be >= 0")
 
 
 def check_base_url(url: str, *, allow_insecure_http: bool, label: str) -> None:

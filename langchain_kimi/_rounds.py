@@ -18,7 +18,7 @@ from langchain_kimi._options import RequestOptions, WebSearchToolSpec
 from langchain_kimi._stop import StopStreamFilter, truncate_at_stop
 from langchain_kimi.protocols import ProtocolAdapter, StreamDecoder
 from langchain_kimi.protocols.openai_chat import web_search
-from langchain_kimi.protocols.openai_chat.response import usage_from_openai
+from langchain_kimi.protocols.openai_chat.response import raw_assistant_message, usage_from_openai
 
 
 def _runs_builtin_loop(options: RequestOptions) -> bool:
@@ -56,9 +56,9 @@ class InvokePlan:
 
     def next_body(self, reply_body: dict[str, Any], base_url: str) -> dict[str, Any] | None:
         """The next body to post, or None when `result` holds the final message."""
-        if self._loop:
-            assistant = _first_choice_message(reply_body)
-            if assistant is not None and web_search.is_builtin_round(assistant):
+        if self._loop and _first_choice_message(reply_body) is not None:
+            assistant = raw_assistant_message(reply_body)
+            if web_search.is_builtin_round(assistant):
                 if len(self._rounds) >= self._max_rounds:
                     raise _too_many_rounds(self._max_rounds)
                 self._rounds.append(assistant)
@@ -118,6 +118,7 @@ class StreamPlan:
         self._loop = _runs_builtin_loop(options)
         self._max_rounds = max_builtin_rounds
         self._rounds = 0
+        self._round_raws: list[dict[str, Any]] = []
         self._stop_filter = (
             StopStreamFilter(options.stop) if options.stop and not options.native_stop else None
         )
@@ -125,7 +126,12 @@ class StreamPlan:
         self.decoder: StreamDecoder = adapter.new_decoder()
 
     def start_round(self, base_url: str) -> None:
-        self.decoder = self.adapter.new_decoder()
+        # A `$web_search` follow-up round must not repeat the header metadata (id, model_name,
+        # protocol): LangChain concatenates response_metadata strings when merging chunks.
+        if self._round_raws:
+            self.decoder = web_search.continuation_decoder()
+        else:
+            self.decoder = self.adapter.new_decoder()
         self._base_url = base_url
 
     def on_chunks(self, chunks: list[AIMessageChunk]) -> list[AIMessageChunk]:
@@ -145,6 +151,11 @@ class StreamPlan:
             if self._stop_filter.matched is not None:
                 chunk.response_metadata["finish_reason"] = "stop"
                 chunk.response_metadata["stop_sequence"] = self._stop_filter.matched
+        if self._round_raws and chunk.chunk_position == "last":
+            # The same search count `combine_rounds` reports for invoke.
+            chunk.response_metadata["server_tool_use"] = web_search.server_tool_use(
+                self._round_raws
+            )
         return chunk
 
     def end_round(self) -> tuple[list[AIMessageChunk], dict[str, Any] | None]:
@@ -158,5 +169,6 @@ class StreamPlan:
         if self._rounds > self._max_rounds:
             raise _too_many_rounds(self._max_rounds)
         assistant: dict[str, Any] = self.decoder.assistant_message()  # type: ignore[attr-defined]
+        self._round_raws.append(assistant)
         self.body = web_search.next_body(self.body, assistant)
         return [web_search.round_chunk(assistant)], self.body

@@ -1,29 +1,37 @@
-"""`with_structured_output` for ChatKimi: native where documented, graceful elsewhere.
+"""`with_structured_output` for ChatKimi: native where documented, a forced tool elsewhere.
 
 | model x protocol | `json_schema` (default) | `function_calling` | `json_mode` |
 |---|---|---|---|
-| all models, openai | `response_format` json_schema | one forced function tool | `response_format` json_object |
-| K3.1, anthropic | `output_config.format` json_schema | forced tool (only that tool + `any`) | native json_schema (schema required) |
-| kimi-k3, anthropic | falls back to a forced tool (`{"type":"tool"}`) | forced tool | refused (no JSON mode, no native schema) |
+| all models, openai | `response_format` json_schema | one function tool, named `tool_choice` | `response_format` json_object |
+| K3.1, anthropic | `output_config.format` json_schema | only that tool + `{"type": "any"}` | = json_schema (schema required) |
+| kimi-k3, anthropic | forced tool `{"type": "tool", "name": ...}` | the same forced tool | = json_schema (schema required) |
+
+Nothing undocumented is sent: the Messages protocol has no JSON mode, so `json_mode` there needs a
+schema and takes the json_schema path; kimi-k3 on Messages has no `output_config`, so its
+json_schema path is the forced tool. On openai the service defaults `json_schema.strict` to true;
+ChatKimi says so explicitly and sends a strict-compatible copy of the schema (see `make_strict`).
 """  # noqa: E501
 
 from __future__ import annotations
 
 import copy
+from collections.abc import AsyncIterator, Iterator
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.exceptions import ModelRefusalError, OutputParserException
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessageChunk, BaseMessage, BaseMessageChunk
 from langchain_core.output_parsers import (
     JsonOutputKeyToolsParser,
     JsonOutputParser,
     PydanticToolsParser,
 )
-from langchain_core.outputs import ChatGeneration, Generation
+from langchain_core.output_parsers.transform import BaseCumulativeTransformOutputParser
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, Generation
 from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
 from langchain_core.utils.pydantic import is_basemodel_subclass
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
+from typing_extensions import is_typeddict
 
 from langchain_kimi._profiles import capabilities
 from langchain_kimi._tools import schema_name_and_json
@@ -34,68 +42,135 @@ if TYPE_CHECKING:
     from langchain_kimi.chat_models import ChatKimi
 
 Method = Literal["json_schema", "function_calling", "json_mode"]
+_METHODS: tuple[Method, ...] = ("json_schema", "function_calling", "json_mode")
+
+# --- schemas ----------------------------------------------------------------------------------
+
+
+def schema_parts(schema: dict[str, Any] | type) -> tuple[str, str, dict[str, Any]]:
+    """(name, description, JSON schema) for every schema form `with_structured_output` takes.
+
+    Beyond `_tools.schema_name_and_json`: OpenAI `response_format` dicts (`{"type":
+    "json_schema", "json_schema": {...}}` or `{"name", "schema"}`), and TypedDicts whose
+    `NotRequired` fields langchain-core cannot convert (pydantic's TypeAdapter is used then).
+    """
+    if isinstance(schema, dict):
+        inner = schema.get("json_schema") if schema.get("type") == "json_schema" else schema
+        if isinstance(inner, dict) and "name" in inner and isinstance(inner.get("schema"), dict):
+            body = dict(inner["schema"])
+            return str(inner["name"]), str(inner.get("description") or ""), body
+    try:
+        name, body = schema_name_and_json(schema)
+    except TypeError:
+        if not is_typeddict(schema):
+            raise
+        body = TypeAdapter(schema).json_schema()  # type: ignore[arg-type]
+        name = str(body.get("title") or getattr(schema, "__name__", "output"))
+    body = dict(body)
+    description = str(body.get("description") or "")
+    if isinstance(schema, dict) and schema.get("type") == "function":
+        description = str(schema["function"].get("description") or "")
+    if not body.get("description"):
+        body.pop("description", None)  # langchain-core adds an empty one for undocumented models
+    return name, description, body
 
 
 def make_strict(schema: dict[str, Any]) -> dict[str, Any]:
-    """A strict-mode-compatible copy: every object closed (`additionalProperties: false`), every
-    property required, and the ones that were optional made nullable (the parser drops those
-    nulls again, so the caller's schema accepts exactly what it accepted before)."""
-    strict = copy.deepcopy(schema)
-    _close_objects(strict)
+    """A strict-mode-compatible copy: objects with `properties` closed
+    (`additionalProperties: false`), every property required, the optional ones made nullable,
+    and `default`s dropped (nothing can be omitted in strict mode, so they never apply).
+
+    The parser removes the nulls the model puts on formerly optional properties, so the caller's
+    schema accepts exactly what it accepted before. Free-form maps (objects without `properties`
+    or with an `additionalProperties` schema) are left open: strict mode cannot express them.
+    """
+    strict: dict[str, Any] = _strict_node(copy.deepcopy(schema))
     return strict
 
 
-def _close_objects(node: Any) -> None:
-    if isinstance(node, list):
-        for item in node:
-            _close_objects(item)
-        return
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SUBSCHEMA_MAPS = ("$defs", "definitions")
+_SUBSCHEMA_ONE = ("items", "not", "additionalProperties")
+
+
+def _strict_node(node: Any) -> Any:
     if not isinstance(node, dict):
-        return
-    properties = node.get("properties")
-    if isinstance(properties, dict) and node.get("type", "object") == "object":
-        required = set(node.get("required") or [])
-        for name, prop in properties.items():
-            if name not in required and isinstance(prop, dict):
-                properties[name] = _nullable(prop)
-        node["required"] = list(properties)
-        node["additionalProperties"] = False
-    for value in node.values():
-        _close_objects(value)
+        return node
+    out = {key: value for key, value in node.items() if key != "default"}
+    for key in _SUBSCHEMA_LISTS:
+        if isinstance(out.get(key), list):
+            out[key] = [_strict_node(item) for item in out[key]]
+    for key in _SUBSCHEMA_MAPS:
+        if isinstance(out.get(key), dict):
+            out[key] = {name: _strict_node(sub) for name, sub in out[key].items()}
+    for key in _SUBSCHEMA_ONE:
+        if isinstance(out.get(key), dict):
+            out[key] = _strict_node(out[key])
+    properties = out.get("properties")
+    if isinstance(properties, dict) and out.get("additionalProperties", False) is False:
+        required = set(out.get("required") or [])
+        out["properties"] = {
+            name: _strict_node(prop) if name in required else _nullable(_strict_node(prop))
+            for name, prop in properties.items()
+        }
+        out["required"] = list(properties)
+        out["additionalProperties"] = False
+    return out
+
+
+def _accepts_null(prop: Any) -> bool:
+    if not isinstance(prop, dict):
+        return True
+    kind = prop.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    options = prop.get("anyOf") or prop.get("oneOf") or []
+    return any(_accepts_null(option) for option in options if isinstance(option, dict))
 
 
 def _nullable(prop: dict[str, Any]) -> dict[str, Any]:
+    if _accepts_null(prop):
+        return prop
     kind = prop.get("type")
-    if isinstance(kind, str) and kind != "null":
+    if isinstance(kind, str) and "enum" not in prop and "const" not in prop:
         return {**prop, "type": [kind, "null"]}
     if isinstance(kind, list):
-        return prop if "null" in kind else {**prop, "type": [*kind, "null"]}
-    if "anyOf" in prop:
-        options = prop["anyOf"]
-        if any(isinstance(o, dict) and o.get("type") == "null" for o in options):
-            return prop
-        return {**prop, "anyOf": [*options, {"type": "null"}]}
+        return {**prop, "type": [*kind, "null"]}
+    if isinstance(prop.get("anyOf"), list):
+        return {**prop, "anyOf": [*prop["anyOf"], {"type": "null"}]}
     return {"anyOf": [prop, {"type": "null"}]}
 
 
-def drop_optional_nulls(value: Any, schema: dict[str, Any] | None) -> Any:
-    """Remove `null`s that strict mode forced onto properties the caller left optional."""
+def drop_optional_nulls(value: Any, schema: Any) -> Any:
+    """Remove the `null`s strict mode forced onto properties the caller's schema left optional
+    and non-nullable (a property that accepts null keeps it)."""
+    if isinstance(value, list) and isinstance(schema, dict):
+        items = schema.get("items")
+        return [drop_optional_nulls(item, items) for item in value]
     if not isinstance(value, dict) or not isinstance(schema, dict):
         return value
     properties = schema.get("properties")
     if not isinstance(properties, dict):
+        for option in schema.get("anyOf") or schema.get("oneOf") or []:
+            if isinstance(option, dict) and isinstance(option.get("properties"), dict):
+                return drop_optional_nulls(value, option)
         return value
     required = set(schema.get("required") or [])
     cleaned = {}
     for key, item in value.items():
-        if item is None and key in properties and key not in required:
+        prop = properties.get(key)
+        if item is None and key in properties and key not in required and not _accepts_null(prop):
             continue
-        cleaned[key] = drop_optional_nulls(item, properties.get(key))
+        cleaned[key] = drop_optional_nulls(item, prop)
     return cleaned
 
 
-def _raise_on_refusal(message: object) -> None:
-    if isinstance(message, AIMessage) and message.response_metadata.get("finish_reason") == (
+# --- parsers ----------------------------------------------------------------------------------
+
+
+def raise_on_refusal(message: object) -> None:
+    """Anthropic K3.1 `stop_reason: refusal` (normalized `finish_reason`) -> ModelRefusalError."""
+    if isinstance(message, BaseMessage) and message.response_metadata.get("finish_reason") == (
         "refusal"
     ):
         raise ModelRefusalError(
@@ -104,79 +179,130 @@ def _raise_on_refusal(message: object) -> None:
         )
 
 
-class KimiJsonAnswerParser(JsonOutputParser):
-    """Parses the answer text as JSON; pydantic schemas give instances, others dicts.
+class _FinalParseMixin(BaseCumulativeTransformOutputParser[Any]):
+    """Streams partial results, then parses the complete reply once more with `partial=False`:
+    the stream ends with the full object, and bad JSON or a refusal raises instead of ending
+    silently (langchain-core's cumulative parsers only ever parse partially while streaming)."""
 
-    Streams partial dicts (for dict schemas) as the text arrives.
-    """
+    def _transform(self, input: Iterator[str | BaseMessage]) -> Iterator[Any]:
+        total: ChatGenerationChunk | None = None
+        last: Any = None
+        for chunk in input:
+            total = _accumulate(total, chunk)
+            parsed = self.parse_result([total], partial=True)
+            if parsed is not None and parsed != last:
+                last = parsed
+                yield parsed
+        if total is not None:
+            final = self.parse_result([total], partial=False)
+            if final != last:
+                yield final
+
+    async def _atransform(self, input: AsyncIterator[str | BaseMessage]) -> AsyncIterator[Any]:
+        total: ChatGenerationChunk | None = None
+        last: Any = None
+        async for chunk in input:
+            total = _accumulate(total, chunk)
+            parsed = self.parse_result([total], partial=True)
+            if parsed is not None and parsed != last:
+                last = parsed
+                yield parsed
+        if total is not None:
+            final = self.parse_result([total], partial=False)
+            if final != last:
+                yield final
+
+
+def _accumulate(total: ChatGenerationChunk | None, chunk: str | BaseMessage) -> ChatGenerationChunk:
+    if isinstance(chunk, BaseMessageChunk):
+        piece = ChatGenerationChunk(message=chunk)
+    elif isinstance(chunk, BaseMessage):
+        piece = ChatGenerationChunk(message=AIMessageChunk(**chunk.model_dump(exclude={"type"})))
+    else:
+        piece = ChatGenerationChunk(message=AIMessageChunk(content=chunk))
+    return piece if total is None else total + piece
+
+
+class KimiJsonAnswerParser(_FinalParseMixin, JsonOutputParser):
+    """Parses the answer text as JSON: pydantic schemas give instances, others dicts."""
 
     pydantic_schema: Any = None
-    original_schema: dict[str, Any] | None = None
+    strict_source: dict[str, Any] | None = None
+    """The caller's schema when a strict copy was sent: its optional nulls are dropped."""
 
     def parse_result(self, result: list[Generation], *, partial: bool = False) -> Any:
         if result and isinstance(result[0], ChatGeneration):
-            _raise_on_refusal(result[0].message)
+            raise_on_refusal(result[0].message)
         parsed = super().parse_result(result, partial=partial)
         if parsed is None:
             return None
-        parsed = drop_optional_nulls(parsed, self.original_schema)
+        if self.strict_source is not None:
+            parsed = drop_optional_nulls(parsed, self.strict_source)
         if self.pydantic_schema is None:
             return parsed
         try:
-            return self.pydantic_schema.model_validate(parsed)
-        except ValidationError as exc:
+            return _validate(self.pydantic_schema, parsed)
+        except (ValidationError, ValueError, TypeError) as exc:
             if partial:
                 return None
             text = result[0].text if result else ""
-            raise OutputParserException(
-                f"the reply does not match {self.pydantic_schema.__name__}: {exc}",
-                llm_output=text,
-            ) from exc
-        except AttributeError:  # pydantic v1 model
-            return self.pydantic_schema.parse_obj(parsed)
+            msg = f"the reply does not match {self.pydantic_schema.__name__}: {exc}"
+            raise OutputParserException(msg, llm_output=text) from exc
 
 
-class _RefusalAwareToolsParser(PydanticToolsParser):
+def _validate(model: Any, data: Any) -> Any:
+    if hasattr(model, "model_validate"):
+        return model.model_validate(data)
+    return model.parse_obj(data)  # pydantic v1 (its ValidationError is a ValueError)
+
+
+class _ToolsParser(_FinalParseMixin, PydanticToolsParser):
     def parse_result(self, result: list[Generation], *, partial: bool = False) -> Any:
         if result and isinstance(result[0], ChatGeneration) and not partial:
-            _raise_on_refusal(result[0].message)
+            raise_on_refusal(result[0].message)
         return super().parse_result(result, partial=partial)
 
 
-class _RefusalAwareKeyParser(JsonOutputKeyToolsParser):
+class _KeyParser(_FinalParseMixin, JsonOutputKeyToolsParser):
     def parse_result(self, result: list[Generation], *, partial: bool = False) -> Any:
         if result and isinstance(result[0], ChatGeneration) and not partial:
-            _raise_on_refusal(result[0].message)
+            raise_on_refusal(result[0].message)
         return super().parse_result(result, partial=partial)
 
 
-def _effective_method(model: ChatKimi, schema: object, method: Method) -> Method:
+# --- method selection and the runnable ---------------------------------------------------------
+
+
+def effective_method(model: ChatKimi, schema: object, method: str) -> Method:
+    """The method actually used for `method` on this model x protocol (ValueError if none)."""
+    if method not in _METHODS:
+        msg = f"method must be one of {', '.join(_METHODS)}; got {method!r}"
+        raise ValueError(msg)
     caps = capabilities(model.model, model.protocol)
-    if method not in ("json_schema", "function_calling", "json_mode"):
-        msg = f"method must be json_schema, function_calling or json_mode; got {method!r}"
+    if schema is None and method != "json_mode":
+        msg = f"method={method!r} needs a schema (only method='json_mode' works without one)"
         raise ValueError(msg)
-    if method == "json_mode" and not caps.json_mode:
-        if schema is not None and caps.native_structured_output:
-            return "json_schema"  # anthropic K3.1: the native schema path is the JSON mode
-        msg = (
-            f"json_mode is not available for {caps.model} on the {caps.protocol} protocol "
-            "without a schema it can enforce natively; pass a schema (K3.1), use "
-            "method='function_calling', or protocol='openai'"
-        )
-        raise ValueError(msg)
+    if method == "json_mode" and (caps.json_mode or not caps.known):
+        return "json_mode"
+    if method == "json_mode":
+        if schema is None:
+            msg = (
+                f"JSON mode without a schema is not documented on the {caps.protocol} protocol "
+                f"(only response_format json_object on Chat Completions); pass a schema or use "
+                "protocol='openai'"
+            )
+            raise ValueError(msg)
+        method = "json_schema"  # the Messages protocol's only JSON output is schema-driven
     if method == "json_schema" and not caps.native_structured_output:
-        return "function_calling"  # anthropic kimi-k3: no output_config; a forced tool instead
-    if method != "json_mode" and schema is None:
-        msg = f"method={method!r} needs a schema"
-        raise ValueError(msg)
-    return method
+        return "function_calling"  # kimi-k3 on Messages: no output_config, a forced tool instead
+    return method  # type: ignore[return-value]
 
 
 def build(
     model: ChatKimi,
     schema: dict[str, Any] | type | None,
     *,
-    method: Method,
+    method: str,
     include_raw: bool,
     strict: bool | None,
     **kwargs: Any,
@@ -184,47 +310,65 @@ def build(
     if kwargs:
         msg = f"unsupported arguments for with_structured_output: {sorted(kwargs)}"
         raise ValueError(msg)
-    effective = _effective_method(model, schema, method)
+    effective = effective_method(model, schema, method)
     is_pydantic = isinstance(schema, type) and is_basemodel_subclass(schema)
-    trace = {"kwargs": {"method": method, "strict": strict}, "schema": schema}
+    pydantic_schema = schema if is_pydantic else None
+    trace: dict[str, Any] = {"kwargs": {"method": method, "strict": strict}, "schema": None}
     llm: Runnable[LanguageModelInput, Any]
     parser: Runnable[Any, Any]
+    if schema is None:
+        llm = model.bind(response_format={"type": "json_object"}, ls_structured_output_format=trace)
+        return _finish(llm, KimiJsonAnswerParser(), include_raw)
+    name, description, json_schema = schema_parts(schema)
+    trace["schema"] = _traceable(schema, name, description, json_schema)
     if effective == "function_calling":
-        name, _ = schema_name_and_json(schema)  # type: ignore[arg-type]
+        tool = {
+            "type": "function",
+            "function": {"name": name, "description": description, "parameters": json_schema},
+        }
         llm = model.bind_tools(
-            [schema],  # type: ignore[list-item]
+            [schema if is_pydantic else tool],
             tool_choice=name,
             strict=strict,
             ls_structured_output_format=trace,
         )
         parser = (
-            _RefusalAwareToolsParser(tools=[schema], first_tool_only=True)  # type: ignore[list-item]
+            _ToolsParser(tools=[schema], first_tool_only=True)  # type: ignore[list-item]
             if is_pydantic
-            else _RefusalAwareKeyParser(key_name=name, first_tool_only=True)
+            else _KeyParser(key_name=name, first_tool_only=True)
         )
     elif effective == "json_mode":
         llm = model.bind(response_format={"type": "json_object"}, ls_structured_output_format=trace)
-        parser = KimiJsonAnswerParser(pydantic_schema=schema if is_pydantic else None)
+        parser = KimiJsonAnswerParser(pydantic_schema=pydantic_schema)
     else:
-        name, json_schema = schema_name_and_json(schema)  # type: ignore[arg-type]
-        sent = json_schema
-        strict_flag: bool | None = None
+        spec: dict[str, Any] = {"name": name, "schema": json_schema}
+        strict_source = None
         if model.protocol == "openai":
-            # The service defaults `strict` to true; say it explicitly and send a schema that
-            # strict mode accepts.
-            strict_flag = True if strict is None else strict
-            if strict_flag:
-                sent = make_strict(json_schema)
-        spec: dict[str, Any] = {"name": name, "schema": sent}
-        if strict_flag is not None:
-            spec["strict"] = strict_flag
+            # `strict` defaults to true on the service: say so, and send a schema strict mode takes.
+            spec["strict"] = True if strict is None else strict
+            if spec["strict"]:
+                spec["schema"] = make_strict(json_schema)
+                strict_source = json_schema
         llm = model.bind(
             response_format={"type": "json_schema", "json_schema": spec},
             ls_structured_output_format=trace,
         )
-        parser = KimiJsonAnswerParser(
-            pydantic_schema=schema if is_pydantic else None, original_schema=json_schema
-        )
+        parser = KimiJsonAnswerParser(pydantic_schema=pydantic_schema, strict_source=strict_source)
+    return _finish(llm, parser, include_raw)
+
+
+def _traceable(schema: object, name: str, description: str, json_schema: dict[str, Any]) -> Any:
+    """What `BaseChatModel` hands to `convert_to_json_schema` for `ls_structured_output_format`
+    (tracing metadata): classes as they are, dicts as an OpenAI tool it can always convert."""
+    if isinstance(schema, type) and not is_typeddict(schema):
+        return schema
+    function = {"name": name, "description": description, "parameters": json_schema}
+    return {"type": "function", "function": function}
+
+
+def _finish(
+    llm: Runnable[LanguageModelInput, Any], parser: Runnable[Any, Any], include_raw: bool
+) -> Runnable[LanguageModelInput, Any]:
     if not include_raw:
         return llm | parser
     parser_assign = RunnablePassthrough.assign(
@@ -233,3 +377,14 @@ def build(
     parser_none = RunnablePassthrough.assign(parsed=lambda _: None)
     with_fallback = parser_assign.with_fallbacks([parser_none], exception_key="parsing_error")
     return RunnableMap(raw=llm) | with_fallback
+
+
+__all__ = [
+    "KimiJsonAnswerParser",
+    "build",
+    "drop_optional_nulls",
+    "effective_method",
+    "make_strict",
+    "raise_on_refusal",
+    "schema_parts",
+]

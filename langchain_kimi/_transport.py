@@ -11,7 +11,6 @@ only the (picklable) `TransportConfig` inputs and recreates the Transport lazily
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 import time
 import weakref
@@ -23,7 +22,6 @@ from contextlib import (
     contextmanager,
 )
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any, NoReturn
 
 import httpx
@@ -35,17 +33,15 @@ from langchain_kimi._retry import (
     Failure,
     RetryPlan,
     build_headers,
-    check_base_url,
     encode_body,
     error_after_response,
     failure_before_response,
     header_request_id,
     is_open_stream,
     settle_reply,
+    validate_config,
 )
 from langchain_kimi._version import __version__
-
-logger = logging.getLogger("langchain_kimi")
 
 # High enough for 100+ concurrent `ainvoke`s on one model instance.
 _LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)
@@ -65,24 +61,14 @@ class TransportConfig:
     user_agent: str = f"langchain-kimi/{__version__}"
 
     def __post_init__(self) -> None:
-        check_base_url(
-            self.base_url, allow_insecure_http=self.allow_insecure_http, label="base_url"
+        validate_config(
+            self.base_url,
+            self.fallback_base_url,
+            self.api_key.get_secret_value(),
+            self.default_headers,
+            allow_insecure_http=self.allow_insecure_http,
+            max_retries=self.max_retries,
         )
-        if self.fallback_base_url is not None:
-            check_base_url(
-                self.fallback_base_url,
-                allow_insecure_http=self.allow_insecure_http,
-                label="fallback_base_url",
-            )
-        if any(name.lower() == "authorization" for name in self.default_headers):
-            raise ValueError(
-                "default_headers may not set Authorization; pass the key as api_key instead"
-            )
-        key = self.api_key.get_secret_value()
-        if any(ch in key for ch in "\r\n\0") or not key.isascii():
-            raise ValueError("api_key contains characters that are not allowed in an HTTP header")
-        if self.max_retries < 0:
-            raise ValueError("max_retries must be >= 0")
         object.__setattr__(self, "default_headers", dict(self.default_headers))
 
 
@@ -104,14 +90,16 @@ def _wanted(sse: ServerSentEvent) -> bool:
     return bool(sse.data) or sse.event != "message"
 
 
-class EventStream:
-    """(event name, data) pairs of one open SSE response. Iterate once; nothing is retried."""
-
+class _OpenStream:
     def __init__(self, response: httpx.Response, base_url: str, *, secret: str) -> None:
         self._response = response
         self.base_url = base_url
         self.request_id = header_request_id(response.headers)
         self._secret = secret
+
+
+class EventStream(_OpenStream):
+    """(event name, data) pairs of one open SSE response. Iterate once; nothing is retried."""
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
         events = EventSource(self._response).iter_sse()
@@ -132,14 +120,8 @@ class EventStream:
                 yield sse.event, sse.data
 
 
-class AsyncEventStream:
+class AsyncEventStream(_OpenStream):
     """Async twin of `EventStream`."""
-
-    def __init__(self, response: httpx.Response, base_url: str, *, secret: str) -> None:
-        self._response = response
-        self.base_url = base_url
-        self.request_id = header_request_id(response.headers)
-        self._secret = secret
 
     async def __aiter__(self) -> AsyncIterator[tuple[str, str]]:
         events = EventSource(self._response).aiter_sse()
@@ -256,23 +238,13 @@ class Transport:
     def __enter__(self) -> Transport:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     async def __aenter__(self) -> Transport:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     # -- shared helpers ----------------------------------------------------------------------------
@@ -299,31 +271,6 @@ class Transport:
         return client.build_request(
             "POST", base + path, content=content, headers=headers, timeout=self._config.timeout
         )
-
-    def _next_delay(self, plan: RetryPlan, failure: Failure, path: str) -> float | None:
-        failed_base = plan.base
-        delay = plan.next_delay(failure)
-        if delay is None:
-            return None
-        if plan.base != failed_base:
-            logger.warning(
-                "%s%s failed (%s); switching to fallback %s",
-                failed_base,
-                path,
-                failure.error.message,
-                plan.base,
-            )
-        else:
-            logger.info(
-                "retrying %s%s in %.2fs (retry %d of %d): %s",
-                plan.base,
-                path,
-                delay,
-                plan.attempt,
-                self._config.max_retries,
-                failure.error.message,
-            )
-        return delay
 
     def _attempt_done(
         self,
@@ -379,7 +326,7 @@ class Transport:
             outcome = self._attempt(client, base, path, content, stream=stream)
             if not isinstance(outcome, Failure):
                 return outcome, base
-            delay = self._next_delay(plan, outcome, path)
+            delay = plan.next_delay(outcome, path)
             if delay is None:
                 raise outcome.error
             if delay:
@@ -435,7 +382,7 @@ class Transport:
             outcome = await self._aattempt(client, base, path, content, stream=stream)
             if not isinstance(outcome, Failure):
                 return outcome, base
-            delay = self._next_delay(plan, outcome, path)
+            delay = plan.next_delay(outcome, path)
             if delay is None:
                 raise outcome.error
             if delay:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -156,7 +156,7 @@ def test_usage_ttl_split_does_not_double_count() -> None:
             "output_tokens": 2,
         }
     )
-    details = usage["input_token_details"]
+    details = cast("dict[str, int]", usage["input_token_details"])
     assert details == {
         "cache_read": 0,
         "cache_creation": 15,

@@ -408,7 +408,8 @@ OPENAI_TOOL_STREAM = _sse(
         (None, _chunk(_tc(1, function={"name": "t_time", "arguments": ""}))),
         (None, _chunk(_tc(0, function={"arguments": 'is"}'}))),
         (None, _chunk(_tc(2, id="functions.get_weather:2", type="function"))),
-        (None, _chunk(_tc(2, function={"name": "get_weather", "arguments": '{"city": "Ro'}))),
+        (None, _chunk(_tc(2, function={"name": "get_weather", "arguments": '{"city": '}))),
+        (None, _chunk(_tc(2, function={"arguments": "Rome}"}))),
         (None, _chunk({}, finish="tool_calls")),
         (None, "[DONE]"),
     ]
@@ -426,7 +427,7 @@ OPENAI_TOOL_STREAM_AS_BODY = {
                 "tool_calls": [
                     _openai_call("functions.get_weather:0", "get_weather", '{"city":  "Paris"}'),
                     _openai_call("functions.get_time:1", "get_time", ""),
-                    _openai_call("functions.get_weather:2", "get_weather", '{"city": "Ro'),
+                    _openai_call("functions.get_weather:2", "get_weather", '{"city": Rome}'),
                 ],
             },
             "finish_reason": "tool_calls",
@@ -443,7 +444,9 @@ def _aggregate(chunks: list[AIMessageChunk]) -> AIMessageChunk:
 def _same_calls(streamed: AIMessage, invoked: AIMessage) -> None:
     assert streamed.tool_calls == invoked.tool_calls
     strip = [{k: v for k, v in c.items() if k != "error"} for c in streamed.invalid_tool_calls]
-    assert strip == [{k: v for k, v in c.items() if k != "error"} for c in invoked.invalid_tool_calls]
+    assert strip == [
+        {k: v for k, v in c.items() if k != "error"} for c in invoked.invalid_tool_calls
+    ]
     for key in ("reasoning_content", "tool_calls", "anthropic_blocks", "thinking_blocks"):
         assert streamed.additional_kwargs.get(key) == invoked.additional_kwargs.get(key), key
     assert streamed.content == invoked.content
@@ -456,9 +459,12 @@ def test_openai_streamed_tool_calls_aggregate_to_invoke_result() -> None:
     streamed = _aggregate(chunks)
     invoked = Wire("openai", reply=OPENAI_TOOL_STREAM_AS_BODY).model.invoke("hi")
     _same_calls(streamed, invoked)
-    assert [c["id"] for c in streamed.tool_calls] == ["functions.get_weather:0", "functions.get_time:1"]
+    assert [c["id"] for c in streamed.tool_calls] == [
+        "functions.get_weather:0",
+        "functions.get_time:1",
+    ]
     assert streamed.tool_calls[1]["args"] == {}
-    assert streamed.invalid_tool_calls[0]["args"] == '{"city": "Ro'
+    assert streamed.invalid_tool_calls[0]["args"] == '{"city": Rome}'
 
 
 def _block_event(kind: str, index: int, **payload: Any) -> tuple[str, dict[str, Any]]:
@@ -489,7 +495,12 @@ ANTHROPIC_TOOL_STREAM = _sse(
         _block_event(
             "content_block_start",
             2,
-            content_block={"type": "tool_use", "id": "toolu_01A", "name": "get_weather", "input": {}},
+            content_block={
+                "type": "tool_use",
+                "id": "toolu_01A",
+                "name": "get_weather",
+                "input": {},
+            },
         ),
         _delta(2, type="input_json_delta", partial_json='{"city'),
         _delta(2, type="input_json_delta", partial_json='": "Oslo"}'),
@@ -555,7 +566,12 @@ def test_anthropic_k31_tool_results_merged_into_one_user_turn() -> None:
                 },
             ],
         },
-        {"type": "tool_result", "tool_use_id": "toolu_01B", "content": "clock offline", "is_error": True},
+        {
+            "type": "tool_result",
+            "tool_use_id": "toolu_01B",
+            "content": "clock offline",
+            "is_error": True,
+        },
     ]
     assert [m["role"] for m in wire.body["messages"]] == ["user", "assistant", "user"]
 
@@ -598,4 +614,3 @@ def test_unknown_tool_call_id_is_refused_before_sending() -> None:
         with pytest.raises(ValueError, match="tool_call_id"):
             wire.model.invoke([ASKED, ANTHROPIC_TURN, ToolMessage("x", tool_call_id="call_zz")])
         assert wire.bodies == []
-

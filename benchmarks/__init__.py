@@ -1,0 +1,1 @@
+"""Benchmarks of ChatKimi against its peers; run `python -m benchmarks.run`."""

@@ -1,0 +1,1 @@
+"""Scripts that write the hand-authored cassettes (request bodies written out per test)."""
