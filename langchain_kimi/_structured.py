@@ -15,6 +15,8 @@ ChatKimi says so explicitly and sends a strict-compatible copy of the schema (se
 from __future__ import annotations
 
 import copy
+import json
+import re
 from collections.abc import AsyncIterator, Iterator
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
@@ -233,7 +235,9 @@ class KimiJsonAnswerParser(_FinalParseMixin, JsonOutputParser):
     def parse_result(self, result: list[Generation], *, partial: bool = False) -> Any:
         if result and isinstance(result[0], ChatGeneration):
             raise_on_refusal(result[0].message)
-        parsed = super().parse_result(result, partial=partial)
+        parsed = (
+            super().parse_result(result, partial=True) if partial else _parse_complete(result)
+        )
         if parsed is None:
             return None
         if self.strict_source is not None:
@@ -248,6 +252,22 @@ class KimiJsonAnswerParser(_FinalParseMixin, JsonOutputParser):
             text = result[0].text if result else ""
             msg = f"the reply does not match {self.pydantic_schema.__name__}: {exc}"
             raise OutputParserException(msg, llm_output=text) from exc
+
+
+def _parse_complete(result: list[Generation]) -> Any:
+    """The whole answer as JSON, strictly: langchain-core's JSON parser also accepts truncated
+    text (it completes partial JSON), which would hide a cut-off reply."""
+    text = result[0].text if result else ""
+    stripped = text.strip()
+    fenced = _FENCE.fullmatch(stripped)
+    try:
+        return json.loads(fenced.group(1) if fenced else stripped)
+    except json.JSONDecodeError as exc:
+        msg = f"the reply is not valid JSON: {exc}"
+        raise OutputParserException(msg, llm_output=text) from exc
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
 
 
 def _validate(model: Any, data: Any) -> Any:

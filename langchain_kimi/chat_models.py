@@ -14,7 +14,7 @@ import httpx
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_messages
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils import from_env, secret_from_env
@@ -410,7 +410,7 @@ class ChatKimi(BaseChatModel):
         About 4 ASCII characters or 1 non-ASCII character per token, plus 4 per message;
         the exact count arrives in each reply's `usage_metadata`.
         """
-        return estimate_message_tokens(messages, tools or ())
+        return estimate_message_tokens(convert_to_messages(messages), tools or ())
 
     # ---------------------------------------------------------------- tools and structure
 

@@ -116,3 +116,35 @@ def load_interactions(path: str) -> list[dict[str, Any]]:
     with open(path, encoding="utf-8") as handle:
         data: dict[str, Any] = yaml.safe_load(handle) or {}
     return list(data.get("interactions", []))
+
+
+MATCH_ON = ["method", "scheme", "host", "port", "path", "json_body"]
+
+
+def json_body_matcher(r1: Any, r2: Any) -> None:
+    """vcr matcher: request bodies equal as parsed JSON (key order and spacing ignored)."""
+
+    def parse(body: Any) -> Any:
+        if body is None or body in (b"", ""):
+            return None
+        if isinstance(body, bytes):
+            body = body.decode("utf-8")
+        try:
+            return json.loads(body)
+        except ValueError:
+            return body
+
+    left, right = parse(r1.body), parse(r2.body)
+    assert left == right, f"request bodies differ:\n{left!r}\n!=\n{right!r}"
+
+
+def replay_vcr(record_mode: str = "none") -> Any:
+    """A vcrpy recorder that reads and writes the kimiyaml format and matches JSON bodies."""
+    import sys
+
+    import vcr  # type: ignore[import-untyped]
+
+    recorder = vcr.VCR(record_mode=record_mode, serializer="kimiyaml", match_on=MATCH_ON)
+    recorder.register_serializer("kimiyaml", sys.modules[__name__])
+    recorder.register_matcher("json_body", json_body_matcher)
+    return recorder

@@ -8,7 +8,6 @@ the readable "kimiyaml" format (``tests/cassette_format.py``). CI replays only (
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -35,23 +34,6 @@ def _record_mode() -> str:
     return "all" if mode == "rewrite" else mode
 
 
-def _json_body(r1: vcr.request.Request, r2: vcr.request.Request) -> None:
-    """Match request bodies as parsed JSON, so key order and spacing do not matter."""
-
-    def parse(body: Any) -> Any:
-        if body is None or body in (b"", ""):
-            return None
-        if isinstance(body, bytes):
-            body = body.decode("utf-8")
-        try:
-            return json.loads(body)
-        except ValueError:
-            return body
-
-    left, right = parse(r1.body), parse(r2.body)
-    assert left == right, f"request bodies differ:\n{left!r}\n!=\n{right!r}"
-
-
 def _scrub_request(request: vcr.request.Request) -> vcr.request.Request:
     for name in list(request.headers):
         lowered = name.lower()
@@ -73,7 +55,7 @@ def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
 
 def pytest_recording_configure(config: pytest.Config, vcr: VCR) -> None:
     vcr.register_serializer("kimiyaml", cassette_format)
-    vcr.register_matcher("json_body", _json_body)
+    vcr.register_matcher("json_body", cassette_format.json_body_matcher)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +63,7 @@ def vcr_config() -> dict[str, Any]:
     return {
         "filter_headers": [("authorization", PLACEHOLDER_AUTH), ("x-api-key", None)],
         "record_mode": _record_mode(),
-        "match_on": ["method", "scheme", "host", "port", "path", "json_body"],
+        "match_on": cassette_format.MATCH_ON,
         "decode_compressed_response": True,
         "serializer": "kimiyaml",
         # pytest-recording would otherwise name files after the serializer (`.kimiyaml`).

@@ -304,7 +304,13 @@ def test_chunk_shapes() -> None:
     assert last.response_metadata == {
         "finish_reason": "tool_calls",
         "raw_finish_reason": "tool_use",
+        "model_provider": "kimi",
     }
+    # model_provider is on every chunk (langchain-core picks the v1 translator per chunk and
+    # merges equal values of that key); every other key comes once.
+    assert all(c.response_metadata["model_provider"] == "kimi" for c in chunks)
+    keys = [k for c in chunks for k in c.response_metadata if k != "model_provider"]
+    assert len(keys) == len(set(keys))
     assert all(c.id == "msg_kimi_1" for c in chunks)
 
 

@@ -131,7 +131,7 @@ class Wire:
                 )
             return httpx.Response(200, json=self.reply)
 
-        self.model = ChatKimi(
+        self.model = ChatKimi(  # type: ignore[call-arg]
             model=model,
             protocol=protocol,  # type: ignore[arg-type]
             api_key="test-key-not-real",  # type: ignore[arg-type]
@@ -154,17 +154,15 @@ def test_every_tool_form_declared_like_chat_openai() -> None:
     oracle = ChatOpenAI(model="gpt-4o", api_key="x").bind_tools(ALL_FORMS)  # type: ignore[arg-type]
     assert wire.body["tools"] == oracle.kwargs["tools"]  # type: ignore[attr-defined]
     names = [t["function"]["name"] for t in wire.body["tools"]]
-    assert names == ["get_weather", "add", "Person", "Move", "search_docs"] + [
-        "lookup_order",
-        "convert_currency",
-    ]
+    assert names[:5] == ["get_weather", "add", "Person", "Move", "search_docs"]
+    assert names[5:] == ["lookup_order", "convert_currency"]
 
 
 @pytest.mark.parametrize("model", [K31, K3])
 def test_every_tool_form_declared_like_chat_anthropic(model: str) -> None:
     wire = Wire("anthropic", model)
     wire.model.bind_tools(ALL_FORMS).invoke("hi")
-    oracle = ChatAnthropic(model="claude-sonnet-4-5", api_key="x")  # type: ignore[call-arg]
+    oracle = ChatAnthropic(model="claude-sonnet-4-5", api_key="x")  # type: ignore[call-arg,arg-type]
     expected = oracle.bind_tools(ALL_FORMS).kwargs["tools"]  # type: ignore[attr-defined]
     assert wire.body["tools"] == expected
     assert all(set(t) <= {"name", "description", "input_schema"} for t in wire.body["tools"])
@@ -438,7 +436,7 @@ OPENAI_TOOL_STREAM_AS_BODY = {
 
 def _aggregate(chunks: list[AIMessageChunk]) -> AIMessageChunk:
     assert len(chunks) > 1
-    return chunks[0] + chunks[1:]  # type: ignore[return-value]
+    return chunks[0] + chunks[1:]
 
 
 def _same_calls(streamed: AIMessage, invoked: AIMessage) -> None:

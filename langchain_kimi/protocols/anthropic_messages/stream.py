@@ -24,6 +24,7 @@ from langchain_kimi.protocols.anthropic_messages.response import (
 )
 
 _INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use"})
+_PROVIDER = {"model_provider": "kimi"}
 
 
 class StreamDecoder:
@@ -79,6 +80,10 @@ class StreamDecoder:
 
     def _chunk(self, **kwargs: Any) -> AIMessageChunk:
         kwargs.setdefault("content", "")
+        # `model_provider` goes on every chunk: langchain-core picks the content-block translator
+        # per chunk from it (v1 output), and merges equal values of this key without
+        # concatenating. Every other metadata key is emitted once.
+        kwargs["response_metadata"] = {**kwargs.get("response_metadata", {}), **_PROVIDER}
         return AIMessageChunk(id=self._id, **kwargs)
 
     def _block(self, payload: dict[str, Any]) -> tuple[int, dict[str, Any]]:
