@@ -61,6 +61,7 @@ def describe() -> dict[str, object]:
         "cores": os.cpu_count(),
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
+        "load_average_1m": round(os.getloadavg()[0], 2),
         "commit": _commit(),
         "packages": {name: _version(name) for name in PACKAGES},
     }

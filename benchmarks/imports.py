@@ -1,4 +1,7 @@
-"""Import time in fresh interpreters: wall time of `python -c "<import>"` minus `python -c "pass"`.
+"""Import cost in fresh interpreters: `python -c "<import>"` minus `python -c "pass"`.
+
+Measured as the child's CPU time (user + system, from `getrusage(RUSAGE_CHILDREN)`), which a
+busy machine inflates far less than wall time; wall time is kept alongside.
 
 The floor is what any LangChain chat model speaking HTTP must import: `BaseChatModel` (from
 `langchain_core.language_models`, which brings messages, outputs, callbacks and pydantic) and
@@ -8,6 +11,7 @@ The floor is what any LangChain chat model speaking HTTP must import: `BaseChatM
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -27,35 +31,48 @@ TARGETS: dict[str, str] = {
 }
 
 
-def _wall_ms(code: str) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _cost_ms(code: str) -> tuple[float, float]:
+    """(CPU ms, wall ms) of one fresh interpreter running `code`."""
     env = {**os.environ, "PYTHONPATH": str(_ROOT)}
-    start = time.perf_counter()
+    cpu, wall = _children_cpu(), time.perf_counter()
     subprocess.run([sys.executable, "-c", code], cwd=_ROOT, env=env, check=True)
-    return (time.perf_counter() - start) * 1000.0
+    return (_children_cpu() - cpu) * 1000.0, (time.perf_counter() - wall) * 1000.0
 
 
-def import_times(repeats: int, targets: dict[str, str] | None = None) -> dict[str, list[float]]:
-    """Per target (and for the bare interpreter, key `BASELINE`), `repeats` wall-time samples."""
+def import_times(
+    repeats: int, targets: dict[str, str] | None = None
+) -> dict[str, list[tuple[float, float]]]:
+    """Per target (and the bare interpreter, key `BASELINE`), `repeats` (CPU, wall) samples."""
     chosen = TARGETS if targets is None else targets
     for code in chosen.values():
-        _wall_ms(code)  # write byte-code caches
-    samples: dict[str, list[float]] = {BASELINE: [], **{name: [] for name in chosen}}
+        _cost_ms(code)  # write byte-code caches
+    samples: dict[str, list[tuple[float, float]]] = {BASELINE: []}
+    samples.update({name: [] for name in chosen})
     for _ in range(repeats):
-        samples[BASELINE].append(_wall_ms(BASELINE))
+        samples[BASELINE].append(_cost_ms(BASELINE))
         for name, code in chosen.items():
-            samples[name].append(_wall_ms(code))
+            samples[name].append(_cost_ms(code))
     return samples
 
 
-def summarize(samples: dict[str, list[float]]) -> dict[str, dict[str, object]]:
-    """Median import ms per target: median wall minus the bare interpreter's median wall."""
-    bare = statistics.median(samples[BASELINE])
-    return {
+def summarize(samples: dict[str, list[tuple[float, float]]]) -> dict[str, dict[str, object]]:
+    """Median import ms per target above the bare interpreter: CPU (`median`) and wall."""
+    bare_cpu = statistics.median(cpu for cpu, _ in samples[BASELINE])
+    bare_wall = statistics.median(wall for _, wall in samples[BASELINE])
+    out: dict[str, dict[str, object]] = {
         name: {
-            "median": statistics.median(values) - bare,
-            "wall_samples": [round(v, 2) for v in values],
+            "median": statistics.median(cpu for cpu, _ in values) - bare_cpu,
+            "wall_median": statistics.median(wall for _, wall in values) - bare_wall,
+            "cpu_samples": [round(cpu, 1) for cpu, _ in values],
             "code": TARGETS.get(name, ""),
         }
         for name, values in samples.items()
         if name != BASELINE
-    } | {"interpreter_start_ms": {"median": bare, "code": BASELINE}}
+    }
+    out["interpreter_start"] = {"median": bare_cpu, "wall_median": bare_wall, "code": BASELINE}
+    return out

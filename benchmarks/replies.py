@@ -50,8 +50,8 @@ def _sse(event: str | None, payload: dict[str, Any] | str) -> str:
 
 def anthropic_replies(events: int = STREAM_EVENTS, seed: int = 7) -> Replies:
     rng = random.Random(seed)
-    reasoning = "".join(_pieces(rng, 60)).strip()
-    answer = "".join(_pieces(rng, 40)).strip()
+    reasoning = "".join(_pieces(rng, 30)).strip()
+    answer = "".join(_pieces(rng, 18)).strip()
     signature = "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123456789") for _ in range(96))
     usage = {
         "input_tokens": 24,
@@ -142,8 +142,8 @@ def anthropic_replies(events: int = STREAM_EVENTS, seed: int = 7) -> Replies:
 
 def openai_replies(events: int = STREAM_EVENTS, seed: int = 7) -> Replies:
     rng = random.Random(seed)
-    reasoning = "".join(_pieces(rng, 60)).strip()
-    answer = "".join(_pieces(rng, 40)).strip()
+    reasoning = "".join(_pieces(rng, 30)).strip()
+    answer = "".join(_pieces(rng, 18)).strip()
     usage = {
         "prompt_tokens": 24,
         "completion_tokens": 180,

@@ -157,16 +157,23 @@ def _concurrency_table(section: dict[str, Any]) -> list[str]:
 
 def _imports_table(section: dict[str, Any]) -> list[str]:
     floor = _median(section, "floor")
-    lines = ["| import | ms (median, above bare interpreter) | / floor | statement |"]
-    lines.append("|---|---:|---:|---|")
+    lines = ["| import | CPU ms (median) | / floor | wall ms (median) | statement |"]
+    lines.append("|---|---:|---:|---:|---|")
     for name in ("floor", "kimi", CHAT_ANTHROPIC, CHAT_OPENAI, CHAT_DEEPSEEK):
+        if name not in section:
+            continue
         value = _median(section, name)
         ratio = f"{value / floor:.2f}x" if value is not None and floor else ""
-        code = section.get(name, {}).get("code", "")
-        lines.append(f"| {name} | {_fmt(value, 1)} | {ratio} | `{code}` |")
-    bare = _median(section, "interpreter_start_ms")
+        wall = _median(section, name, "wall_median")
+        code = section[name].get("code", "")
+        lines.append(f"| {name} | {_fmt(value, 1)} | {ratio} | {_fmt(wall, 1)} | `{code}` |")
+    bare = section.get("interpreter_start", {})
     lines.append("")
-    lines.append(f"Bare interpreter start (`python -c pass`, subtracted): {_fmt(bare, 1)} ms.")
+    lines.append(
+        "Both columns are above a bare interpreter (`python -c pass`: "
+        f"{_fmt(bare.get('median'), 1)} ms CPU, {_fmt(bare.get('wall_median'), 1)} ms wall), "
+        "subtracted. CPU = the child's user + system time (`getrusage`), robust to other load."
+    )
     return lines
 
 
@@ -193,6 +200,7 @@ def markdown(results: dict[str, Any], image: str) -> str:
         "```",
         "",
         f"Environment: {env['cpu']}, {env['cores']} cores, {env['os']}, Python {env['python']}, "
+        f"1-min load average at start {env.get('load_average_1m')}, "
         f"commit {env['commit']}, {env['date']}. Packages: {packages}. "
         f"Profile `{results['profile']}`: {config}. Total run time {results['elapsed_s']} s.",
         "",

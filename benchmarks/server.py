@@ -17,9 +17,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import sys
-import threading
 
 from benchmarks.replies import STREAM_EVENTS, Replies, replies_for
 
@@ -122,17 +122,22 @@ class Server:
                     return
         except (ConnectionError, asyncio.IncompleteReadError, ValueError):
             return
+        except asyncio.CancelledError:
+            return  # shutting down with keep-alive connections still open
         finally:
             writer.close()
 
 
 def _watch_stdin(loop: asyncio.AbstractEventLoop, done: asyncio.Event) -> None:
     """Stop when the parent closes our stdin (or dies): never outlive the run."""
-    try:
-        while sys.stdin.buffer.read(1):
-            pass
-    finally:
-        loop.call_soon_threadsafe(done.set)
+    fd = sys.stdin.fileno()
+
+    def on_readable() -> None:
+        if not os.read(fd, 4096):
+            loop.remove_reader(fd)
+            done.set()
+
+    loop.add_reader(fd, on_readable)
 
 
 async def serve(events: int, max_seconds: float, watch_stdin: bool) -> None:
@@ -141,8 +146,7 @@ async def serve(events: int, max_seconds: float, watch_stdin: bool) -> None:
     port = listener.sockets[0].getsockname()[1]
     print(f"PORT {port}", flush=True)
     if watch_stdin:
-        loop = asyncio.get_running_loop()
-        threading.Thread(target=_watch_stdin, args=(loop, server.done), daemon=True).start()
+        _watch_stdin(asyncio.get_running_loop(), server.done)
     try:
         await asyncio.wait_for(server.done.wait(), timeout=max_seconds)
     except TimeoutError:

@@ -66,8 +66,8 @@ def main() -> None:
 
     invoice: Invoice = result["parsed"]
     print(f"invoice {invoice.number}, issued {invoice.issued_on}, due {invoice.due_on}")
-    print(f"seller: {invoice.seller.name} <{invoice.seller.email}>")
-    print(f"buyer:  {invoice.buyer.name} <{invoice.buyer.email}>")
+    for role, party in (("seller", invoice.seller), ("buyer", invoice.buyer)):
+        print(f"{role}: {party.name} ({party.email or 'no e-mail given'})")
     for item in invoice.items:
         print(f"  {item.quantity} x {item.description} @ {item.unit_price:.2f}")
     print(f"total: {invoice.total:.2f} {invoice.currency}")

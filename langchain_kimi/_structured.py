@@ -235,9 +235,7 @@ class KimiJsonAnswerParser(_FinalParseMixin, JsonOutputParser):
     def parse_result(self, result: list[Generation], *, partial: bool = False) -> Any:
         if result and isinstance(result[0], ChatGeneration):
             raise_on_refusal(result[0].message)
-        parsed = (
-            super().parse_result(result, partial=True) if partial else _parse_complete(result)
-        )
+        parsed = super().parse_result(result, partial=True) if partial else _parse_complete(result)
         if parsed is None:
             return None
         if self.strict_source is not None:

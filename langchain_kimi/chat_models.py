@@ -270,6 +270,8 @@ class ChatKimi(BaseChatModel):
 
     def __getstate__(self) -> dict[Any, Any]:
         # Live HTTP clients don't pickle: drop them; they are re-created lazily after loading.
+        # The key is never written into a pickle either: the loading process reads it from its
+        # own EVOLINK_API_KEY (as LangChain's own serialization does with secrets).
         state = super().__getstate__()
         private = dict(state.get("__pydantic_private__") or {})
         private["_transport_cache"] = None
@@ -277,8 +279,14 @@ class ChatKimi(BaseChatModel):
         fields = dict(state["__dict__"])
         fields["http_client"] = None
         fields["http_async_client"] = None
+        fields["api_key"] = None
         state["__dict__"] = fields
         return state
+
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        super().__setstate__(state)
+        if self.api_key is None:
+            self.__dict__["api_key"] = secret_from_env("EVOLINK_API_KEY", default=None)()
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
         clone = self.model_copy(deep=False)

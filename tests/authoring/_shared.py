@@ -71,7 +71,7 @@ UNICODE_CUSTOMER = {
         "Tool for creating a customer with Unicode name.\n\n    Args:\n        customer_name: "
         "The customer's name in their native language.\n        description: Description of "
         "the customer.\n\n    Returns:\n        A confirmation message about the customer "
-        "creation.\n    "
+        "creation."
     ),
     "parameters": {
         "type": "object",

@@ -104,6 +104,18 @@ OPT_DICT_RF = rf(
         },
     },
 )
+# The TypedDict's `str | None` (default None, not required) becomes a nullable type in strict mode.
+OPT_TYPEDDICT_RF = rf(
+    "JokeDict",
+    {
+        **_OPT_STRICT,
+        "title": "JokeDict",
+        "properties": {
+            "setup": _OPT_STRICT["properties"]["setup"],
+            "punchline": {"type": ["string", "null"], "description": "answer to resolve the joke"},
+        },
+    },
+)
 JSON_MODE_PROMPT = [
     user(
         "Tell me a joke about cats. Return the result as a JSON with 'setup' and 'punchline' "
@@ -359,7 +371,8 @@ def table() -> Table:
     few_shot_call = {
         "id": "00000000-0000-4000-8000-000000000001",
         "type": "function",
-        "function": {"name": "my_adder_tool", "arguments": '{"a": 1, "b": 2}'},
+        # tool_example_to_messages keeps its own compact arguments string: sent back unchanged.
+        "function": {"name": "my_adder_tool", "arguments": '{"a":1,"b":2}'},
     }
     t["test_structured_few_shot_examples"] = [
         (
@@ -414,7 +427,7 @@ def table() -> Table:
             joke("chatcmpl-std-opt-2"),
         ),
         (std(JOKE_PROMPT, response_format=OPT_DICT_RF), joke("chatcmpl-std-opt-3")),
-        (std(JOKE_PROMPT, response_format=rf("JokeDict", OPT_JOKE_RF["json_schema"]["schema"] | {"title": "JokeDict"})), joke("chatcmpl-std-opt-4")),
+        (std(JOKE_PROMPT, response_format=OPT_TYPEDDICT_RF), joke("chatcmpl-std-opt-4")),
     ]
     jm = {"response_format": {"type": "json_object"}}
     t["test_json_mode"] = [

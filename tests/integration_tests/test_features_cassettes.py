@@ -12,13 +12,22 @@ import os
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+)
 from pydantic import SecretStr
 
 from langchain_kimi import ChatKimi
 
 MODES = ("invoke", "ainvoke", "stream", "astream")
-PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+PNG_B64 = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQ"
+    "DwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
 MP4_B64 = "AAAAIGZ0eXBpc29tAAACAGlzb21pc28yYXZjMW1wNDE="
 CONTEXT = "Here is our style guide: " + "Prefer short sentences. " * 8
 SUMMARY_Q = CONTEXT + "Summarize it in three words."
@@ -29,7 +38,7 @@ def _model(protocol: str, model: str, **fields: Any) -> ChatKimi:
     recording = os.environ.get("VCR_RECORD_MODE", "none") != "none"
     key = os.environ["EVOLINK_API_KEY"] if recording else "test-key-not-real"
     return ChatKimi(
-        model=model,
+        model_name=model,
         protocol=protocol,  # type: ignore[arg-type]
         api_key=SecretStr(key),
         max_retries=0,

@@ -12,7 +12,13 @@ import os
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+)
 from langchain_core.tools import tool
 
 from langchain_kimi import ChatKimi
@@ -145,7 +151,9 @@ def _other_provider_turn() -> list[BaseMessage]:
         AIMessage(
             content="",
             additional_kwargs={"tool_calls": [raw]},
-            tool_calls=[{"id": "call_Xk2pL9mQ4rT", "name": "get_weather", "args": {"city": "Rome"}}],
+            tool_calls=[
+                {"id": "call_Xk2pL9mQ4rT", "name": "get_weather", "args": {"city": "Rome"}}
+            ],
         ),
         ToolMessage(ROME, tool_call_id="call_Xk2pL9mQ4rT"),
     ]
@@ -195,7 +203,9 @@ def test_anthropic_mixed_history(vcr: Any) -> None:
                 }
             ],
         },
-        tool_calls=[{"id": "functions.get_weather:0", "name": "get_weather", "args": {"city": "Oslo"}}],
+        tool_calls=[
+            {"id": "functions.get_weather:0", "name": "get_weather", "args": {"city": "Oslo"}}
+        ],
         response_metadata={"model_provider": "kimi", "protocol": "openai"},
     )
     history: list[BaseMessage] = [

@@ -11,7 +11,13 @@ import os
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+)
 from pydantic import SecretStr
 
 from langchain_kimi import ChatKimi
@@ -31,7 +37,9 @@ def _model(protocol: str, **fields: Any) -> ChatKimi:
     )
 
 
-async def _run(runnable: Any, mode: str, messages: list[BaseMessage]) -> tuple[AIMessage, list[Any]]:
+async def _run(
+    runnable: Any, mode: str, messages: list[BaseMessage]
+) -> tuple[AIMessage, list[Any]]:
     """The reply and, when streamed, the chunks."""
     if mode == "invoke":
         return runnable.invoke(messages), []

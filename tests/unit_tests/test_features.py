@@ -25,7 +25,10 @@ K31 = "kimi-k3.1-pro"
 K31_HS = "kimi-k3.1-pro-highspeed"
 K3 = "kimi-k3"
 PROTOCOLS = ("anthropic", "openai")
-PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+PNG_B64 = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQ"
+    "DwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
 MP4_B64 = "AAAAIGZ0eXBpc29tAAACAGlzb21pc28yYXZjMW1wNDE="
 
 # --- fake transports ---------------------------------------------------------------------
@@ -69,7 +72,7 @@ def capturing(protocol: str, model: str = K31, **fields: Any) -> tuple[ChatKimi,
         return httpx.Response(200, json=_reply(protocol, str(body["model"])))
 
     model_ = ChatKimi(
-        model=model,
+        model_name=model,
         protocol=protocol,  # type: ignore[arg-type]
         api_key="test-key-not-real",  # type: ignore[arg-type]
         max_retries=0,
@@ -88,7 +91,7 @@ def refusing(protocol: str, model: str = K31, **fields: Any) -> tuple[ChatKimi, 
         pytest.fail(f"a refused request reached the transport: {request.content!r}")
 
     model_ = ChatKimi(
-        model=model,
+        model_name=model,
         protocol=protocol,  # type: ignore[arg-type]
         api_key="test-key-not-real",  # type: ignore[arg-type]
         max_retries=0,
@@ -207,13 +210,16 @@ def test_refused_before_sending(
     protocol: str, model: str, kwargs: dict[str, Any], messages: Any, needle: str, mode: str
 ) -> None:
     chat, calls = refusing(protocol, model)
+
+    def call() -> object:
+        if mode == "invoke":
+            return chat.invoke(messages, **kwargs)
+        return list(chat.stream(messages, **kwargs))
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match=needle.replace(".", r"\.")):
-            if mode == "invoke":
-                chat.invoke(messages, **kwargs)
-            else:
-                list(chat.stream(messages, **kwargs))
+            call()
     assert calls == []
 
 
@@ -231,7 +237,7 @@ async def test_refused_before_sending_async(
         pytest.fail("a refused request reached the async transport")
 
     chat = ChatKimi(
-        model=model,
+        model_name=model,
         protocol=protocol,  # type: ignore[arg-type]
         api_key="test-key-not-real",  # type: ignore[arg-type]
         max_retries=0,
@@ -397,7 +403,9 @@ def test_native_stop_sequences_on_k31_anthropic() -> None:
     assert body["stop_sequences"] == ["###"]
 
 
-@pytest.mark.parametrize(("protocol", "model"), [("openai", K31), ("openai", K3), ("anthropic", K3)])
+@pytest.mark.parametrize(
+    ("protocol", "model"), [("openai", K31), ("openai", K3), ("anthropic", K3)]
+)
 def test_emulated_stop_is_never_sent(protocol: str, model: str) -> None:
     body = body_of(protocol, model, stop=["a", "b", "c", "d", "e", "f", "x" * 40])
     assert "stop" not in body
@@ -495,7 +503,12 @@ HTTP_IMAGE = "https://example.com/cat.png"
 DATA_URL = "data:image/png;base64," + PNG_B64
 
 IMAGE_INPUTS = [
-    ("v1-base64", IMAGE_V1, {"type": "base64", "media_type": "image/png", "data": PNG_B64}, DATA_URL),
+    (
+        "v1-base64",
+        IMAGE_V1,
+        {"type": "base64", "media_type": "image/png", "data": PNG_B64},
+        DATA_URL,
+    ),
     ("v1-url", IMAGE_URL_V1, {"type": "url", "url": HTTP_IMAGE}, HTTP_IMAGE),
     (
         "openai-data-url",
@@ -540,7 +553,9 @@ def test_image_inputs_per_protocol(
         body = body_of("openai", model, messages=_human(part))
         image = body["messages"][0]["content"][1]
         assert image["type"] == "image_url"
-        url = image["image_url"] if isinstance(image["image_url"], str) else image["image_url"]["url"]
+        url = (
+            image["image_url"] if isinstance(image["image_url"], str) else image["image_url"]["url"]
+        )
         assert url == openai_url
 
 
@@ -581,11 +596,14 @@ def test_image_in_tool_message_on_openai() -> None:
 def test_profile_reflects_the_capability_row() -> None:
     k31, _ = capturing("anthropic", K31)
     k3, _ = capturing("anthropic", K3)
-    assert k31.profile is not None and k3.profile is not None
-    assert k31.profile["web_search"] is True
-    assert k3.profile["web_search"] is False
-    assert k3.profile["image_inputs"] is False
-    assert k31.profile["video_inputs"] is False
+    assert k31.profile is not None
+    assert k3.profile is not None
+    k31_row: dict[str, Any] = dict(k31.profile)
+    k3_row: dict[str, Any] = dict(k3.profile)
+    assert k31_row["web_search"] is True
+    assert k3_row["web_search"] is False
+    assert k3_row["image_inputs"] is False
+    assert k31_row["video_inputs"] is False
     openai_k3, _ = capturing("openai", K3)
     assert openai_k3.profile is not None
     assert openai_k3.profile["video_inputs"] is True

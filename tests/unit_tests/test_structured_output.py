@@ -5,7 +5,7 @@ and tracing."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NotRequired
 from uuid import UUID
 
 import httpx
@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 from pydantic import v1 as pydantic_v1
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
 from langchain_kimi import ChatKimi
 from langchain_kimi._profiles import all_rows
@@ -128,7 +128,7 @@ def _model(
         )
 
     return ChatKimi(
-        model=model,
+        model_name=model,
         protocol=protocol,  # type: ignore[arg-type]
         api_key="test-key-not-real",  # type: ignore[arg-type]
         max_retries=0,
@@ -251,7 +251,7 @@ _EXPECTED_METHOD = {
 @pytest.mark.parametrize("row", all_rows(), ids=lambda r: f"{r.protocol}-{r.model}")
 @pytest.mark.parametrize("method", ["json_schema", "function_calling", "json_mode"])
 def test_effective_method_per_model_and_protocol(row: Any, method: str) -> None:
-    model = ChatKimi(model=row.model, protocol=row.protocol, api_key="k")  # type: ignore[arg-type]
+    model = ChatKimi(model_name=row.model, protocol=row.protocol, api_key="k")  # type: ignore[arg-type]
     family = row.protocol
     if row.protocol == "anthropic":
         family += "-k3" if row.model == "kimi-k3" else "-k31"
@@ -282,9 +282,7 @@ def test_bad_arguments_fail_before_any_call(kwargs: dict[str, Any], message: str
 # --- request bodies ------------------------------------------------------------------------------
 
 
-def _invoke(
-    model: str, protocol: str, schema: Any, **kwargs: Any
-) -> tuple[Any, dict[str, Any]]:
+def _invoke(model: str, protocol: str, schema: Any, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
     sent: list[dict[str, Any]] = []
     result = _model(model, protocol, sent).with_structured_output(schema, **kwargs).invoke("hi")
     assert len(sent) == 1
@@ -296,7 +294,8 @@ def _invoke(
 @pytest.mark.parametrize("schema", [Weather, WeatherDict, WEATHER_JSON], ids=["pd", "td", "js"])
 def test_openai_json_schema_is_strict_and_sends_no_tools(model: str, schema: Any) -> None:
     result, body = _invoke(model, "openai", schema)
-    assert "tools" not in body and "tool_choice" not in body
+    assert "tools" not in body
+    assert "tool_choice" not in body
     response_format = body["response_format"]
     assert response_format["type"] == "json_schema"
     spec = response_format["json_schema"]
@@ -333,7 +332,7 @@ def test_openai_response_format_matches_chat_openai_oracle() -> None:
         http_socket_options=(),  # otherwise ChatOpenAI probes a local socket at construction
         http_client=httpx.Client(transport=httpx.MockTransport(handler)),
     )
-    with pytest.raises(Exception):  # noqa: B017, PT011 - only the request matters
+    with pytest.raises(Exception):  # noqa: B017 - only the request matters
         oracle.with_structured_output(closed, method="json_schema", strict=True).invoke("hi")
     theirs = captured[0]["response_format"]
     _, body = _invoke("kimi-k3.1-pro", "openai", closed, strict=True)
@@ -499,7 +498,10 @@ def test_ls_structured_output_format_reaches_tracing(
     protocol: str, model: str, method: str, schema: Any
 ) -> None:
     handler = _Options()
-    runnable = _model(model, protocol, []).with_structured_output(schema, method=method)
+    runnable = _model(model, protocol, []).with_structured_output(
+        schema,
+        method=method,  # type: ignore[arg-type]
+    )
     runnable.invoke("hi", config={"callbacks": [handler]})
     (options,) = handler.options
     traced = options["ls_structured_output_format"]
@@ -509,9 +511,8 @@ def test_ls_structured_output_format_reaches_tracing(
 
 @pytest.mark.parametrize("row", all_rows(), ids=lambda r: f"{r.protocol}-{r.model}")
 def test_profile_declares_native_structured_output_for_create_agent(row: Any) -> None:
-    model = ChatKimi(model=row.model, protocol=row.protocol, api_key="k")  # type: ignore[arg-type]
+    model = ChatKimi(model_name=row.model, protocol=row.protocol, api_key="k")  # type: ignore[arg-type]
     native = not (row.protocol == "anthropic" and row.model == "kimi-k3")
     assert model.profile is not None
     assert model.profile["structured_output"] is native
     assert _supports_provider_strategy(model) is native
-

@@ -159,7 +159,9 @@ class StreamDecoder:
                 id=self._id,
                 additional_kwargs=additional_kwargs,
                 tool_call_chunks=tool_chunks,
-                response_metadata=header,
+                # On every chunk, as the anthropic decoder does: langchain-core picks the v1
+                # content-block translator per chunk from it (equal values merge, not concatenate).
+                response_metadata={**header, "model_provider": PROVIDER},
             )
         ]
 
@@ -209,7 +211,7 @@ class StreamDecoder:
         calls = [self._calls[i] for i in sorted(self._calls)]
         builtin_round = self.is_builtin_round
         additional_kwargs: dict[str, Any] = {}
-        response_metadata: dict[str, Any] = {}
+        response_metadata: dict[str, Any] = {"model_provider": PROVIDER}
         tool_chunks: list[ToolCallChunk] = []
         client_indexes = [i for i in sorted(self._calls) if not self._calls[i].is_builtin]
         if client_indexes:

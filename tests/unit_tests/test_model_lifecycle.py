@@ -1,0 +1,173 @@
+"""ChatKimi life cycle against a real loopback server: pickling, copying, event loops,
+concurrency, threads, closing, and the key never showing up anywhere."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import pickle
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from langchain_core.load import dumps
+
+from langchain_kimi import ChatKimi, KimiAuthenticationError
+
+SECRET = "sk-lifecycle-secret-0123456789abcdef"
+
+REPLY = {
+    "id": "chatcmpl-loopback",
+    "object": "chat.completion",
+    "created": 1767225600,
+    "model": "kimi-k3.1-pro",
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "OK", "reasoning_content": "Say OK."},
+            "finish_reason": "stop",
+        }
+    ],
+    "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
+}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length", "0"))
+        self.rfile.read(length)
+        if self.headers.get("authorization") != f"Bearer {SECRET}":
+            payload = json.dumps(
+                {"error": {"message": "invalid api key", "type": "invalid_request_error"}}
+            ).encode()
+            self._send(401, payload)
+            return
+        self._send(200, json.dumps(REPLY).encode())
+
+    def _send(self, status: int, payload: bytes) -> None:
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        self.send_header("x-request-id", "req-loopback")
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: object) -> None:
+        return
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    ThreadingHTTPServer.request_queue_size = 256  # 120 concurrent connects
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
+
+
+def _model(base_url: str, key: str = SECRET) -> ChatKimi:
+    return ChatKimi(api_key=key, base_url=base_url, max_retries=0, timeout=10)
+
+
+def test_pickle_before_and_after_use(base_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Pickles carry no key: the loading process reads its own EVOLINK_API_KEY.
+    monkeypatch.setenv("EVOLINK_API_KEY", SECRET)
+    model = _model(base_url)
+    fresh = pickle.loads(pickle.dumps(model))
+    assert fresh.invoke("hi").content == "OK"
+    used = pickle.loads(pickle.dumps(fresh))  # after use: the live client is dropped
+    assert used.invoke("hi").content == "OK"
+    assert used.api_key is not None
+    assert used.api_key.get_secret_value() == SECRET
+
+
+def test_pickle_without_key_in_the_environment_fails_clearly(
+    base_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("EVOLINK_API_KEY", raising=False)
+    loaded = pickle.loads(pickle.dumps(_model(base_url)))
+    with pytest.raises(ValueError, match="EVOLINK_API_KEY"):
+        loaded.invoke("hi")
+
+
+def test_copies_after_use_get_their_own_clients(base_url: str) -> None:
+    model = _model(base_url)
+    model.invoke("hi")
+    for clone in (copy.copy(model), copy.deepcopy(model), model.model_copy()):
+        assert clone.invoke("hi").content == "OK"
+    model.close()
+    assert model.invoke("hi").content == "OK"  # re-created lazily after close
+
+
+def test_same_instance_across_event_loops(base_url: str) -> None:
+    model = _model(base_url)
+    first = asyncio.run(model.ainvoke("hi"))
+    second = asyncio.run(model.ainvoke("hi"))
+    assert first.content == second.content == "OK"
+
+
+def test_hundred_and_twenty_concurrent_ainvokes(base_url: str) -> None:
+    model = _model(base_url)
+
+    async def run() -> list[str]:
+        replies = await asyncio.gather(*(model.ainvoke(f"q{i}") for i in range(120)))
+        await model.aclose()
+        return [str(reply.content) for reply in replies]
+
+    assert asyncio.run(run()) == ["OK"] * 120
+
+
+def test_sync_use_from_a_thread_pool(base_url: str) -> None:
+    with _model(base_url) as model, ThreadPoolExecutor(max_workers=16) as pool:
+        contents = list(pool.map(lambda i: model.invoke(f"q{i}").content, range(48)))
+    assert contents == ["OK"] * 48
+
+
+async def test_async_context_manager(base_url: str) -> None:
+    async with _model(base_url) as model:
+        assert (await model.ainvoke("hi")).content == "OK"
+
+
+def test_key_never_appears(base_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("DEBUG")
+    model = _model(base_url)
+    model.invoke("hi")
+    surfaces = [
+        repr(model),
+        str(model),
+        json.dumps(model.model_dump(), default=str),
+        model.model_dump_json(),
+        dumps(model),
+        pickle.dumps(model).decode("latin-1"),
+        caplog.text,
+    ]
+    for surface in surfaces:
+        assert SECRET not in surface
+
+
+def test_key_absent_from_errors(base_url: str) -> None:
+    wrong = "sk-wrong-key-0123456789abcdefghij"
+    model = _model(base_url, key=wrong)
+    with pytest.raises(KimiAuthenticationError) as info:
+        model.invoke("hi")
+    error = info.value
+    assert error.status_code == 401
+    assert error.request_id == "req-loopback"
+    for surface in (
+        str(error),
+        repr(error),
+        repr(error.args),
+        pickle.dumps(error).decode("latin-1"),
+    ):
+        assert wrong not in surface
