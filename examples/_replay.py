@@ -9,12 +9,10 @@ stored one (method, host, path or JSON body) fails loudly instead of going out.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CASSETTE_DIR = ROOT / "cassettes" / "examples"
@@ -22,18 +20,6 @@ PLACEHOLDER_KEY = "replay-placeholder-not-a-key"
 
 if str(ROOT) not in sys.path:  # `tests.cassette_format` lives at the repo root
     sys.path.insert(0, str(ROOT))
-
-
-def _json_body(r1: Any, r2: Any) -> None:
-    """vcr matcher: request bodies equal as parsed JSON (key order and spacing ignored)."""
-
-    def parse(body: Any) -> Any:
-        if isinstance(body, bytes):
-            body = body.decode("utf-8")
-        return json.loads(body) if body else None
-
-    left, right = parse(r1.body), parse(r2.body)
-    assert left == right, f"request body differs from the cassette:\n{left!r}\n!=\n{right!r}"
 
 
 @contextlib.contextmanager
@@ -45,23 +31,17 @@ def live_or_replay(name: str) -> Iterator[bool]:
         return
 
     try:
-        import vcr  # type: ignore[import-untyped]
+        from tests.cassette_format import replay_vcr  # vcrpy + the readable "kimiyaml" format
+
+        recorder = replay_vcr(record_mode="none")
     except ImportError:
         sys.exit("Set EVOLINK_API_KEY, or `pip install vcrpy pyyaml` to replay the cassettes.")
-    from tests import cassette_format
 
     path = CASSETTE_DIR / f"{name}.yaml"
     print(
         f"No EVOLINK_API_KEY set: replaying authored responses from "
         f"{path.relative_to(ROOT)} (no network).\n"
     )
-    recorder = vcr.VCR(
-        record_mode="none",
-        serializer="kimiyaml",
-        match_on=["method", "scheme", "host", "port", "path", "json_body"],
-    )
-    recorder.register_serializer("kimiyaml", cassette_format)
-    recorder.register_matcher("json_body", _json_body)
     saved = {k: os.environ.get(k) for k in ("EVOLINK_API_KEY", "EVOLINK_BASE_URL")}
     # The cassettes were written for the default base URL; the key is a placeholder.
     os.environ["EVOLINK_API_KEY"] = PLACEHOLDER_KEY

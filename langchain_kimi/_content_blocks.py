@@ -337,7 +337,12 @@ def translate_content_chunk(chunk: AIMessageChunk) -> list[types.ContentBlock]:
     translated like a complete message (tool calls rather than tool call chunks, as
     langchain-core's own translators do), with the streaming indices so it still merges.
     """
-    if chunk.chunk_position == "last":
+    # The openai decoder's own last delta carries only id-less, name-less marker pieces (see
+    # its `_final_chunk`); an aggregate's pieces always have the id. Translated whole, the
+    # marker would become a bogus nameless tool call next to the real one.
+    pieces = chunk.tool_call_chunks
+    final_delta = bool(pieces) and all(not p.get("id") and not p.get("name") for p in pieces)
+    if chunk.chunk_position == "last" and not final_delta:
         return _index_whole(translate_content(chunk))
     return list(_iter_chunk_deltas(chunk))
 

@@ -45,7 +45,8 @@ class Reply:
     cache_write: int = 0
     output: int = 24
     reasoning_tokens: int = 16
-    status: int = 200
+    stop_sequence: str | None = None
+    """Anthropic only: the reply stopped at this native stop sequence."""
     extra_usage: dict[str, Any] = field(default_factory=dict)
 
 
@@ -176,6 +177,12 @@ def _anthropic_blocks(reply: Reply) -> list[dict[str, Any]]:
     return blocks
 
 
+def _anthropic_stop(reply: Reply) -> str:
+    if reply.calls:
+        return "tool_use"
+    return "stop_sequence" if reply.stop_sequence else "end_turn"
+
+
 def anthropic_json(reply: Reply) -> dict[str, Any]:
     return {
         "id": reply.id,
@@ -183,8 +190,8 @@ def anthropic_json(reply: Reply) -> dict[str, Any]:
         "role": "assistant",
         "model": reply.model,
         "content": _anthropic_blocks(reply),
-        "stop_reason": "tool_use" if reply.calls else "end_turn",
-        "stop_sequence": None,
+        "stop_reason": _anthropic_stop(reply),
+        "stop_sequence": reply.stop_sequence,
         "usage": _anthropic_usage(reply),
     }
 
@@ -234,8 +241,8 @@ def anthropic_sse(reply: Reply) -> str:
         "output_tokens": reply.output,
         "output_tokens_details": {"thinking_tokens": reply.reasoning_tokens},
     }
-    stop = "tool_use" if reply.calls else "end_turn"
-    out.append(event("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": final_usage}))
+    delta = {"stop_reason": _anthropic_stop(reply), "stop_sequence": reply.stop_sequence}
+    out.append(event("message_delta", {"delta": delta, "usage": final_usage}))
     out.append(event("message_stop", {}))
     return "".join(out)
 

@@ -59,7 +59,7 @@ def _model(protocol: str, capture: Capture, **fields: Any) -> ChatKimi:
     recording = os.environ.get("VCR_RECORD_MODE", "none") != "none"
     key = os.environ["EVOLINK_API_KEY"] if recording else "test-key-not-real"
     client = httpx.Client(event_hooks={"request": [capture]}, timeout=900)
-    return ChatKimi(  # type: ignore[call-arg]
+    return ChatKimi(
         protocol=protocol,  # type: ignore[arg-type]
         api_key=key,  # type: ignore[arg-type]
         max_retries=0,

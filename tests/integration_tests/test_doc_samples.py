@@ -81,5 +81,5 @@ def test_sample_runs(sample: Sample, monkeypatch: pytest.MonkeyPatch) -> None:
         assert path.is_file(), f"{sample.id}: no cassette {path}"
         replay = replay_vcr().use_cassette(str(path), allow_playback_repeats=True)
     with replay, contextlib.redirect_stdout(output):
-        exec(compile(sample.code, sample.id, "exec"), module.__dict__)  # noqa: S102 - our own docs
+        exec(compile(sample.code, sample.id, "exec"), module.__dict__)
     assert output.getvalue().strip(), f"{sample.id} printed nothing"

@@ -35,10 +35,12 @@ def run_example(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[s
     def run(name: str, *args: str) -> str:
         path = EXAMPLES / f"{name}.py"
         monkeypatch.setattr(sys, "argv", [str(path), *args])
+        code: object = 0
         try:
             runpy.run_path(str(path), run_name="__main__")
         except SystemExit as exc:  # argparse or the example itself
-            assert exc.code in (None, 0), f"{name} exited with {exc.code}"
+            code = exc.code
+        assert code in (None, 0), f"{name} exited with {code}"
         return capsys.readouterr().out
 
     return run
@@ -55,6 +57,13 @@ def _in_order(out: str, lines: list[str]) -> None:
 def test_agent_with_search_prints_every_step(run_example: RunExample) -> None:
     out = run_example("agent_with_search")
     assert out.startswith(NOTICE.format("agent_with_search_openai"))
+    calls = "[call]   convert_currency(amount=250, from_currency='USD', to_currency='EUR')"
+    after_tools = "[think]  Sunny at 21 °C; 250 USD is 230 EUR;"
+    # The two tools run in parallel: their results print in completion order.
+    _in_order(
+        out, [calls, "[tool]   get_weather -> Lisbon: 21 °C, sunny, light breeze", after_tools]
+    )
+    _in_order(out, [calls, "[tool]   convert_currency -> 250.00 USD = 230.00 EUR", after_tools])
     _in_order(
         out,
         [
@@ -63,10 +72,8 @@ def test_agent_with_search_prints_every_step(run_example: RunExample) -> None:
             "[search] 'Lisbon events this weekend'",
             "[search] 1 web search(es) run by the service",
             "[call]   get_weather(city='Lisbon')",
-            "[call]   convert_currency(amount=250, from_currency='USD', to_currency='EUR')",
-            "[tool]   get_weather -> Lisbon: 21 °C, sunny, light breeze",
-            "[tool]   convert_currency -> 250.00 USD = 230.00 EUR",
-            "[think]  Sunny at 21 °C; 250 USD is 230 EUR;",
+            calls,
+            after_tools,
             "[answer] Lisbon will be sunny and 21 °C with a light breeze.",
             # Three model calls (search round, tool calls, answer) summed; input counts cache
             # reads and writes: (24+290) + (1850+290) + (120+2140).
