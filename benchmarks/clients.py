@@ -1,4 +1,4 @@
-"""The clients under test, each pointed at the loopback server, and the streaming floor model.
+"""The clients under test, each pointed at the loopback server.
 
 Pairs compared on the same replies: `kimi-anthropic` vs `ChatAnthropic` (Messages protocol);
 `kimi-openai` vs `ChatOpenAI` and `ChatDeepSeek` (Chat Completions). Peers are imported only
@@ -7,13 +7,10 @@ when built, so timing one client never pays for another's imports.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.messages import AIMessageChunk, BaseMessage
 
 MODEL = "kimi-k3.1-pro"
 API_KEY = "bench"
@@ -39,8 +36,14 @@ def _kimi(protocol: str) -> Callable[[str], BaseChatModel]:
     def build(root: str) -> BaseChatModel:
         from langchain_kimi import ChatKimi
 
-        return ChatKimi(
-            model=MODEL, protocol=protocol, base_url=root, api_key=API_KEY, max_retries=0
+        return ChatKimi.model_validate(
+            {
+                "model": MODEL,
+                "protocol": protocol,
+                "base_url": root,
+                "api_key": API_KEY,
+                "max_retries": 0,
+            }
         )
 
     return build
@@ -49,19 +52,25 @@ def _kimi(protocol: str) -> Callable[[str], BaseChatModel]:
 def _anthropic(root: str) -> BaseChatModel:
     from langchain_anthropic import ChatAnthropic
 
-    return ChatAnthropic(model=MODEL, base_url=root, api_key=API_KEY, max_retries=0)
+    return ChatAnthropic.model_validate(
+        {"model": MODEL, "base_url": root, "api_key": API_KEY, "max_retries": 0}
+    )
 
 
 def _openai(root: str) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
-    return ChatOpenAI(model=MODEL, base_url=f"{root}/v1", api_key=API_KEY, max_retries=0)
+    return ChatOpenAI.model_validate(
+        {"model": MODEL, "base_url": f"{root}/v1", "api_key": API_KEY, "max_retries": 0}
+    )
 
 
 def _deepseek(root: str) -> BaseChatModel:
     from langchain_deepseek import ChatDeepSeek
 
-    return ChatDeepSeek(model=MODEL, api_base=f"{root}/v1", api_key=API_KEY, max_retries=0)
+    return ChatDeepSeek.model_validate(
+        {"model": MODEL, "api_base": f"{root}/v1", "api_key": API_KEY, "max_retries": 0}
+    )
 
 
 _FACTORIES: dict[str, Callable[[str], BaseChatModel]] = {
@@ -76,43 +85,6 @@ _FACTORIES: dict[str, Callable[[str], BaseChatModel]] = {
 def build(name: str, port: int) -> BaseChatModel:
     """A fresh instance of client `name` aimed at the loopback server on `port`."""
     return _FACTORIES[name](f"http://127.0.0.1:{port}")
-
-
-class FloorChatModel(BaseChatModel):
-    """Does nothing but yield chunks parsed beforehand: what LangChain's machinery costs.
-
-    `stream()` on this model pays for exactly what every chat model pays (callback manager,
-    run ids, chunk merging for `on_llm_end`), and nothing for HTTP, SSE or JSON.
-    """
-
-    chunks: list[AIMessageChunk]
-
-    @property
-    def _llm_type(self) -> str:
-        return "benchmark-floor"
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        total = self.chunks[0]
-        for chunk in self.chunks[1:]:
-            total = total + chunk
-        message = AIMessage(content=total.content, additional_kwargs=total.additional_kwargs)
-        return ChatResult(generations=[ChatGeneration(message=message)])
-
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        for chunk in self.chunks:
-            yield ChatGenerationChunk(message=chunk)
 
 
 def parsed_chunks(model: BaseChatModel, messages: list[BaseMessage]) -> list[AIMessageChunk]:

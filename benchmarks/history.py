@@ -34,7 +34,7 @@ _ROOT = Path(__file__).resolve().parent.parent
 
 def history(turns: int) -> list[BaseMessage]:
     """`turns` alternating user/assistant messages of ~2,000 chars each, then a question."""
-    words = "context token window cache reply stream answer model budget memory".split()
+    words = ("context", "token", "window", "cache", "reply", "stream", "answer", "model")
     base = " ".join(words[(i * 7 + i // 3) % len(words)] for i in range(1_200))
     messages: list[BaseMessage] = []
     for i in range(turns):
@@ -68,7 +68,10 @@ def _floor_call(root: str, messages: list[BaseMessage]) -> Callable[[], None]:
 
 def _serialize_ms(messages: list[BaseMessage], runs: int) -> float:
     roles = {"human": "user", "ai": "assistant"}
-    body = {"model": MODEL, "messages": [{"role": roles[m.type], "content": m.content} for m in messages]}
+    body = {
+        "model": MODEL,
+        "messages": [{"role": roles[m.type], "content": m.content} for m in messages],
+    }
     samples = []
     for _ in range(runs):
         start = time.perf_counter()

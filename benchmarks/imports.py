@@ -45,12 +45,12 @@ def _cost_ms(code: str) -> tuple[float, float]:
 
 
 def import_times(
-    repeats: int, targets: dict[str, str] | None = None
+    repeats: int, targets: dict[str, str] | None = None, *, warm_up: bool = True
 ) -> dict[str, list[tuple[float, float]]]:
     """Per target (and the bare interpreter, key `BASELINE`), `repeats` (CPU, wall) samples."""
     chosen = TARGETS if targets is None else targets
-    for code in chosen.values():
-        _cost_ms(code)  # write byte-code caches
+    for code in chosen.values() if warm_up else ():
+        _cost_ms(code)  # write byte-code caches, fill the OS page cache
     samples: dict[str, list[tuple[float, float]]] = {BASELINE: []}
     samples.update({name: [] for name in chosen})
     for _ in range(repeats):

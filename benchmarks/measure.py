@@ -96,21 +96,28 @@ def check_stream(model: BaseChatModel, series: Series) -> None:
 
 
 def cpu_per_call(
-    models: dict[str, BaseChatModel],
+    targets: dict[str, BaseChatModel | Callable[[], None]],
     *,
     mode: str,
     iterations: int,
     runs: int,
 ) -> dict[str, Series]:
-    """Median-ready client CPU (ms) per `invoke` or per full `stream` for each model."""
+    """Client CPU (ms) per `invoke` or per full `stream` for each model; plain callables (the
+    raw-transport floors) are timed as they are."""
     make = _invoke if mode == "invoke" else _stream
     check = check_reply if mode == "invoke" else check_stream
-    out = {name: Series() for name in models}
-    for name, model in models.items():
-        check(model, out[name])
+    out = {name: Series() for name in targets}
+    calls: dict[str, Callable[[], None]] = {}
+    for name, target in targets.items():
+        if isinstance(target, BaseChatModel):
+            check(target, out[name])
+            calls[name] = make(target)
+        else:
+            target()
+            calls[name] = target
     for _ in range(runs):
-        for name, model in models.items():
-            _timed_cpu(make(model), iterations, out[name])
+        for name, call in calls.items():
+            _timed_cpu(call, iterations, out[name])
     return out
 
 

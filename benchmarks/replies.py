@@ -18,10 +18,11 @@ MODEL = "kimi-k3.1-pro"
 STREAM_EVENTS = 500
 
 _WORDS = (
-    "the user asks about tokens streams latency memory budget context window cache reasoning "
-    "answer careful check protocol message block signature delta model reply a an of to in "
-    "for with because therefore consider first second finally short clear"
-).split()
+    *("the", "user", "asks", "about", "tokens", "streams", "latency", "memory", "budget"),
+    *("context", "window", "cache", "reasoning", "answer", "careful", "check", "protocol"),
+    *("message", "block", "signature", "delta", "model", "reply", "a", "an", "of", "to", "in"),
+    *("for", "with", "because", "therefore", "consider", "first", "second", "finally", "short"),
+)
 
 
 def _words(rng: random.Random, count: int) -> list[str]:
@@ -79,8 +80,8 @@ def anthropic_replies(events: int = STREAM_EVENTS, seed: int = 7) -> Replies:
     deltas = max(2, events - 9)
     thinking_deltas = deltas // 2
     text_deltas = deltas - thinking_deltas
-    start_message = {**message, "content": [], "stop_reason": None, "usage": {**usage}}
-    start_message["usage"]["output_tokens"] = 1
+    start_usage = {**usage, "output_tokens": 1}
+    start_message = {**message, "content": [], "stop_reason": None, "usage": start_usage}
     out = [
         _sse("message_start", {"type": "message_start", "message": start_message}),
         _sse(

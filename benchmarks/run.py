@@ -8,12 +8,12 @@ on the same replies, writes `benchmarks/results/latest.json`, `docs/benchmarks.m
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -21,11 +21,12 @@ from typing import IO, Any
 import httpx
 
 from benchmarks import environment, history, imports, measure, report
-from benchmarks.clients import CLIENTS, KIMI_ANTHROPIC, KIMI_OPENAI, FloorChatModel, build
-from benchmarks.clients import parsed_chunks as _parsed_chunks
+from benchmarks.clients import CLIENTS, KIMI_ANTHROPIC, KIMI_OPENAI, build, parsed_chunks
+from benchmarks.floors import FloorChatModel, ParseFloorChatModel, raw_httpx_invoke
+from benchmarks.replies import replies_for
 
 ROOT = Path(__file__).resolve().parent.parent
-FLOORS = {"floor-anthropic": KIMI_ANTHROPIC, "floor-openai": KIMI_OPENAI}
+KIMI = {"anthropic": KIMI_ANTHROPIC, "openai": KIMI_OPENAI}
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class Config:
     turns: int = 2_000
     history_runs: int = 5
     import_repeats: int = 11
+    isolate: bool = True
+    """History in a fresh interpreter per client, imports warmed up first (off: tiny only)."""
 
 
 PROFILES = {
@@ -62,6 +65,7 @@ PROFILES = {
         turns=10,
         history_runs=1,
         import_repeats=1,
+        isolate=False,
     ),
 }
 
@@ -97,10 +101,8 @@ class ServerProcess:
         proc = self._proc
         if proc is None:
             return
-        try:
+        with contextlib.suppress(httpx.HTTPError):
             httpx.post(f"http://127.0.0.1:{self.port}/__shutdown", timeout=2.0)
-        except httpx.HTTPError:
-            pass
         if proc.stdin is not None:
             proc.stdin.close()
         try:
@@ -131,17 +133,30 @@ def run(profile: str) -> dict[str, Any]:
     }
     with ServerProcess(config.events, max_seconds=1_200) as server:
         models = {name: build(name, server.port) for name in CLIENTS}
+        floors = {
+            protocol: FloorChatModel(
+                chunks=parsed_chunks(models[kimi], measure.PROMPT),
+                message=models[kimi].invoke(measure.PROMPT),
+            )
+            for protocol, kimi in KIMI.items()
+        }
         _log(f"server on port {server.port}; invoke CPU")
+        invokers: dict[str, Any] = dict(models)
+        for protocol in KIMI:
+            invokers[f"floor-{protocol}"] = floors[protocol]
+            invokers[f"httpx-{protocol}"] = raw_httpx_invoke(server.port, protocol)
         results["invoke_cpu_ms"] = _series(
             measure.cpu_per_call(
-                models, mode="invoke", iterations=config.invoke_iterations, runs=config.runs
+                invokers, mode="invoke", iterations=config.invoke_iterations, runs=config.runs
             )
         )
         _log("stream CPU")
-        streamers = dict(models)
-        for floor, source in FLOORS.items():
-            chunks = _parsed_chunks(models[source], measure.PROMPT)
-            streamers[floor] = FloorChatModel(chunks=chunks)
+        streamers: dict[str, Any] = dict(models)
+        for protocol in KIMI:
+            streamers[f"floor-{protocol}"] = floors[protocol]
+            streamers[f"parse-floor-{protocol}"] = ParseFloorChatModel(
+                sse_body=replies_for(protocol, config.events).sse_body, protocol=protocol
+            )
         results["stream_cpu_ms"] = _series(
             measure.cpu_per_call(
                 streamers, mode="stream", iterations=config.stream_iterations, runs=config.runs
@@ -156,21 +171,25 @@ def run(profile: str) -> dict[str, Any]:
         )
         _log(f"{config.turns}-turn history, one subprocess per client")
         names = (history.FLOOR, *CLIENTS)
-
-        def one(name: str) -> dict[str, Any]:
-            return history.run_in_subprocess(name, server.port, config.turns, config.history_runs)
-
-        # Fresh interpreters one after the other, so that no two compete for the CPU; the tiny
-        # profile (no statistical value) runs them side by side to stay fast.
-        workers = len(names) if profile == "tiny" else 1
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results["history"] = dict(zip(names, pool.map(one, names), strict=True))
+        if config.isolate:
+            results["history"] = {
+                name: history.run_in_subprocess(
+                    name, server.port, config.turns, config.history_runs
+                )
+                for name in names
+            }
+        else:  # tiny: every code path but the fresh interpreters, to stay fast
+            results["history"] = {
+                name: history.measure(name, server.port, config.turns, config.history_runs)
+                for name in names
+            }
         results["server"] = server.stats()
     _log("import times")
     # The tiny profile times only the target pair: fresh interpreters importing every peer cost
     # seconds each, too slow for a smoke test.
     targets = {k: imports.TARGETS[k] for k in ("floor", "kimi")} if profile == "tiny" else None
-    results["imports_ms"] = imports.summarize(imports.import_times(config.import_repeats, targets))
+    samples = imports.import_times(config.import_repeats, targets, warm_up=config.isolate)
+    results["imports_ms"] = imports.summarize(samples)
     results["elapsed_s"] = round(time.perf_counter() - started, 1)
     results["targets"] = report.evaluate(results)
     return results

@@ -4,8 +4,9 @@
 prints `PORT <n>` on stdout, then serves fixed replies from `benchmarks.replies`:
 
 - `POST .../messages` -> the anthropic reply, `POST .../chat/completions` -> the openai reply
-  (this covers `/v1/messages`, `/v1/chat/completions` and ChatOpenAI's `<base_url>/chat/completions`);
-  JSON, or SSE when the body asks for `"stream": true`. Request bodies are read and discarded.
+  (this covers `/v1/messages`, `/v1/chat/completions` and ChatOpenAI's
+  `<base_url>/chat/completions`); JSON, or SSE when the body asks for `"stream": true`.
+  Request bodies are read and discarded.
 - `GET /__stats` -> `{"requests": n, "body_bytes": n, "max_body": n, "last_body": n}`.
 
 It is bounded: it exits after `--max-seconds`, when its stdin reaches EOF (the runner died or
@@ -60,7 +61,7 @@ def _response(status: str, content_type: str, body: bytes, *, close: bool = Fals
 
 async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
     if headers.get("transfer-encoding", "").lower() == "chunked":
-        parts = []
+        parts: list[bytes] = []
         while True:
             size = int((await reader.readline()).split(b";")[0].strip() or b"0", 16)
             if size == 0:

@@ -78,11 +78,12 @@ def print_step(message: BaseMessage) -> None:
     searches = message.response_metadata.get("server_tool_use", {}).get("web_search_requests", 0)
     if searches:
         print(f"[search] {searches} web search(es) run by the service")
+    if message.text:
+        label = "[say]   " if message.tool_calls else "[answer]"
+        print(f"{label} {message.text}")
     for call in message.tool_calls:
         args = ", ".join(f"{key}={value!r}" for key, value in call["args"].items())
         print(f"[call]   {call['name']}({args})")
-    if not message.tool_calls and message.text:
-        print(f"[answer] {message.text}")
 
 
 def usage_line(usage: UsageMetadata | None) -> str:

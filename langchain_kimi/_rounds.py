@@ -52,6 +52,7 @@ class InvokePlan:
         self._max_rounds = max_builtin_rounds
         self._rounds: list[dict[str, Any]] = []
         self._usages: list[UsageMetadata | None] = []
+        self._first_id: str | None = None
         self.result: AIMessage | None = None
 
     def next_body(self, reply_body: dict[str, Any], base_url: str) -> dict[str, Any] | None:
@@ -63,11 +64,17 @@ class InvokePlan:
                     raise _too_many_rounds(self._max_rounds)
                 self._rounds.append(assistant)
                 self._usages.append(_reply_usage(reply_body))
+                if self._first_id is None and isinstance(reply_body.get("id"), str):
+                    self._first_id = reply_body["id"]
                 self.body = web_search.next_body(self.body, assistant)
                 return self.body
         message = self.adapter.parse_response(reply_body)
         if self._rounds:
             message = web_search.combine_rounds(self._rounds, message, self._usages)
+            if self._first_id is not None:
+                # One id per logical reply, the first round's, as a stream reports it.
+                message.id = self._first_id
+                message.response_metadata["id"] = self._first_id
         self.result = finalize_message(message, self.options, base_url)
         return None
 

@@ -180,7 +180,9 @@ def _anthropic_blocks(reply: Reply) -> list[dict[str, Any]]:
 def _anthropic_stop(reply: Reply) -> str:
     if reply.calls:
         return "tool_use"
-    return "stop_sequence" if reply.stop_sequence else "end_turn"
+    # The Kimi Messages schemas list no `stop_sequence` stop_reason (end_turn, max_tokens,
+    # tool_use, refusal): a native stop ends the turn and names the match in `stop_sequence`.
+    return "end_turn"
 
 
 def anthropic_json(reply: Reply) -> dict[str, Any]:

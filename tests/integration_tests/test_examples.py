@@ -82,6 +82,29 @@ def test_agent_with_search_prints_every_step(run_example: RunExample) -> None:
     )
 
 
+def test_agent_with_search_on_the_messages_protocol(run_example: RunExample) -> None:
+    out = run_example("agent_with_search", "--protocol", "anthropic")
+    assert out.startswith(NOTICE.format("agent_with_search_anthropic"))
+    _in_order(
+        out,
+        [
+            "[think]  Three questions. The weekend event needs a web search;",
+            # server_tool_use block (content_blocks) and usage.server_tool_use (metadata)
+            "[search] 'Lisbon events this weekend'",
+            "[search] 1 web search(es) run by the service",
+            "[say]    Let me check the weather and the exchange rate.",
+            "[call]   get_weather(city='Lisbon')",
+            "[call]   convert_currency(amount=250, from_currency='USD', to_currency='EUR')",
+            "[think]  Sunny at 21 °C; 250 USD is 230 EUR;",
+            "[answer] Lisbon will be sunny and 21 °C with a light breeze.",
+            # Messages input_tokens excludes cache reads/writes; the summary counts them all:
+            # (24 + 1900 written) + (64 + 1924 read).
+            "usage: input 3912 (cached 1924) · output 232 (reasoning 64)",
+        ],
+    )
+    assert out.count("[tool]   ") == 2
+
+
 def test_agent_demo_command_exits_zero() -> None:
     """What `./dev demo` runs, as a real process; without a key it must not need the network."""
     env = {k: v for k, v in os.environ.items() if k not in ("EVOLINK_API_KEY", "EVOLINK_BASE_URL")}

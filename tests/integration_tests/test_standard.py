@@ -61,7 +61,8 @@ def vcr_cassette_dir() -> str:
 
 @pytest.fixture
 def default_cassette_name(request: pytest.FixtureRequest) -> str:
-    return f"{request.cls.protocol}/{request.node.name}"
+    protocol = getattr(request.cls, "protocol", "none")
+    return f"{protocol}/{request.node.name}"
 
 
 @pytest.fixture(autouse=True)

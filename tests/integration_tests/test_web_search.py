@@ -124,6 +124,8 @@ async def test_openai_web_search_loop(mode: str, vcr: Any) -> None:
     assert meta["finish_reason"] == "stop"
     assert meta["model_name"] == "kimi-k3.1-pro"
     assert meta["protocol"] == "openai"
+    # One id for the whole loop, the first round's, whether streamed or not.
+    assert meta["id"] == reply.id == "chatcmpl-kimiSearchR1a2B3c4"
 
     blocks = reply.content_blocks
     assert [b["type"] for b in blocks] == [

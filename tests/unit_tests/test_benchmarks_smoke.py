@@ -1,0 +1,51 @@
+"""Smoke test of the benchmark harness (`benchmarks/`): tiny workload, no timing assertions.
+
+It starts the loopback server process and runs every section for every client, then checks
+that each produced numbers and that no call failed. Only 127.0.0.1 is contacted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks import run
+from benchmarks.clients import CLIENTS
+
+pytest.importorskip("matplotlib")
+
+
+@pytest.mark.enable_socket
+@pytest.mark.allow_hosts(["127.0.0.1"])
+def test_tiny_run_covers_every_client_without_errors(tmp_path: Path) -> None:
+    results = run.main(["--tiny", "--out", str(tmp_path)])
+
+    for section in ("invoke_cpu_ms", "stream_cpu_ms"):
+        for name in (*CLIENTS, "floor-anthropic", "floor-openai"):
+            entry = results[section][name]
+            assert entry["errors"] == 0, (section, name, entry["first_error"])
+            assert entry["median"] is not None and entry["median"] > 0, (section, name)
+    for name in CLIENTS:
+        # Every client understood the served replies: text in the reply, chunks in the stream.
+        assert results["invoke_cpu_ms"][name]["text_chars"] > 0, name
+        assert results["stream_cpu_ms"][name]["chunks"] > 10, name
+        burst = results["concurrency"][name]
+        assert burst["errors"] == 0, (name, burst["first_error"])
+        assert burst["calls"] == 2 * run.PROFILES["tiny"].concurrency  # warm-up + one run
+    for name in ("floor", *CLIENTS):
+        entry = results["history"][name]
+        assert "error" not in entry, (name, entry)
+        assert entry["body_bytes"] > 10 * 1_000, name  # the history really went on the wire
+    assert results["imports_ms"]["kimi"]["median"] is not None
+    # ChatKimi keeps the reasoning on both protocols (ChatOpenAI is known to drop it).
+    assert results["invoke_cpu_ms"]["kimi-anthropic"]["reasoning_kept"] is True
+    assert results["invoke_cpu_ms"]["kimi-openai"]["reasoning_kept"] is True
+
+    assert {t["what"] for t in results["targets"]} >= {"import: langchain_kimi / floor"}
+    assert json.loads((tmp_path / "latest.json").read_text())["profile"] == "tiny"
+    page = (tmp_path / "benchmarks.md").read_text()
+    assert "python -m benchmarks.run" in page
+    assert "| kimi-anthropic |" in page
+    assert (tmp_path / "benchmarks.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
