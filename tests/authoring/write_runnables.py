@@ -48,7 +48,7 @@ def main() -> None:
         cases: dict[str, list[dict[str, Any]]] = {
             "test_rate_limiter": [interaction(p, body(p, "Reply with OK."), ok(pre + "rl", "OK"))],
             "test_stream_callbacks_get_every_token": [
-                interaction(p, {**body(p, "Count to three."), "stream": True}, ok(pre + "count", "One, two, three."))
+                interaction(p, {**body(p, "Count to three."), "stream": True}, ok(pre + "count", "One, two, three, and that is all."))
             ],
             "test_with_fallbacks": [
                 server_error(p, body(p, "Say hi.")),

@@ -8,11 +8,9 @@ both), and the LangSmith params ChatKimi reports.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
 from typing import Any
-from uuid import UUID
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
@@ -76,7 +74,7 @@ def test_stream_callbacks_get_every_token(protocol: str) -> None:
     recorder = _Recorder()
     chunks = list(_model(protocol).stream("Count to three.", config={"callbacks": [recorder]}))
     text = "".join(str(c.content) for c in chunks)
-    assert text == "One, two, three."
+    assert text == "One, two, three, and that is all."
     assert len([t for t in recorder.tokens if t]) >= 2, "text arrives in several tokens"
     assert "".join(recorder.tokens) == text
     assert recorder.ended == 1
@@ -161,7 +159,6 @@ async def test_astream_events_v3(protocol: str) -> None:
     assert message.text == "Hello there!"
     kinds = [b["type"] for b in message.content_blocks]
     assert kinds == ["reasoning", "text"]
-    await asyncio.sleep(0)
 
 
 @pytest.mark.vcr
@@ -205,7 +202,3 @@ def test_ls_params_defaults_and_overrides(protocol: str) -> None:
     assert override["ls_max_tokens"] == 20
     assert override["ls_stop"] == ["END"]
     assert "ls_temperature" not in _model(protocol)._get_ls_params()
-
-
-def test_run_ids_are_distinct_per_call() -> None:
-    assert UUID(int=1) != UUID(int=2)
