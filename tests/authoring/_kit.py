@@ -132,7 +132,9 @@ def openai_sse(reply: Reply) -> str:
     out += [chunk({"content": p}) for p in _pieces(reply.text)]
     for index, call in enumerate(reply.calls):
         head = {"index": index, "id": call.id, "type": "function"}
-        out.append(chunk({"tool_calls": [{**head, "function": {"name": call.name, "arguments": ""}}]}))
+        out.append(
+            chunk({"tool_calls": [{**head, "function": {"name": call.name, "arguments": ""}}]})
+        )
         text = _args_text(call)
         for start in range(0, len(text), 12):
             piece = {"index": index, "function": {"arguments": text[start : start + 12]}}
@@ -173,7 +175,9 @@ def _anthropic_blocks(reply: Reply) -> list[dict[str, Any]]:
         )
     if reply.text:
         blocks.append({"type": "text", "text": reply.text})
-    blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.args} for c in reply.calls]
+    blocks += [
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.args} for c in reply.calls
+    ]
     return blocks
 
 
@@ -223,14 +227,45 @@ def anthropic_sse(reply: Reply) -> str:
     for index, block in enumerate(_anthropic_blocks(reply)):
         kind = block["type"]
         if kind == "thinking":
-            out.append(event("content_block_start", {"index": index, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}))
+            out.append(
+                event(
+                    "content_block_start",
+                    {
+                        "index": index,
+                        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                    },
+                )
+            )
             for piece in _pieces(block["thinking"]):
-                out.append(event("content_block_delta", {"index": index, "delta": {"type": "thinking_delta", "thinking": piece}}))
-            out.append(event("content_block_delta", {"index": index, "delta": {"type": "signature_delta", "signature": block["signature"]}}))
+                out.append(
+                    event(
+                        "content_block_delta",
+                        {"index": index, "delta": {"type": "thinking_delta", "thinking": piece}},
+                    )
+                )
+            out.append(
+                event(
+                    "content_block_delta",
+                    {
+                        "index": index,
+                        "delta": {"type": "signature_delta", "signature": block["signature"]},
+                    },
+                )
+            )
         elif kind == "text":
-            out.append(event("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}}))
+            out.append(
+                event(
+                    "content_block_start",
+                    {"index": index, "content_block": {"type": "text", "text": ""}},
+                )
+            )
             for piece in _pieces(block["text"]):
-                out.append(event("content_block_delta", {"index": index, "delta": {"type": "text_delta", "text": piece}}))
+                out.append(
+                    event(
+                        "content_block_delta",
+                        {"index": index, "delta": {"type": "text_delta", "text": piece}},
+                    )
+                )
         else:
             head = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             out.append(event("content_block_start", {"index": index, "content_block": head}))
@@ -243,7 +278,10 @@ def anthropic_sse(reply: Reply) -> str:
         "output_tokens": reply.output,
         "output_tokens_details": {"thinking_tokens": reply.reasoning_tokens},
     }
-    delta = {"stop_reason": _anthropic_stop(reply), "stop_sequence": reply.stop_sequence}
+    delta: dict[str, Any] = {
+        "stop_reason": _anthropic_stop(reply),
+        "stop_sequence": reply.stop_sequence,
+    }
     out.append(event("message_delta", {"delta": delta, "usage": final_usage}))
     out.append(event("message_stop", {}))
     return "".join(out)
@@ -293,7 +331,9 @@ def write(path: Path, interactions: list[dict[str, Any]], note: str = "") -> Non
 
 
 def write_all(
-    directory: Path, protocol: str, table: dict[str, list[tuple[dict[str, Any], Reply]]],
+    directory: Path,
+    protocol: str,
+    table: dict[str, list[tuple[dict[str, Any], Reply]]],
     notes: dict[str, str] | None = None,
 ) -> int:
     for name, pairs in table.items():

@@ -11,7 +11,9 @@ from typing import Any
 
 from tests.authoring._kit import Call, Reply
 
-PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGOot98PAAK+AX5l2oU9AAAAAElFTkSuQmCC"
+PNG_1X1 = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGOot98PAAK+AX5l2oU9AAAAAElFTkSuQmCC"
+)
 """The 1x1 PNG the test module serves instead of the suite's GitHub download (no network)."""
 IMAGE_URL = (
     "https://raw.githubusercontent.com/langchain-ai/docs/4d11d08b6b0e210bd456943f7a22febbd168b543"
@@ -130,7 +132,9 @@ HELLO_TEXT = "Hello! How can I help you today?"
 
 
 def hello(rid: str, model: str = "kimi-k3.1-pro") -> Reply:
-    return Reply(rid, HELLO_TEXT, HELLO_REASONING, model=model, plain_input=8, output=22, reasoning_tokens=13)
+    return Reply(
+        rid, HELLO_TEXT, HELLO_REASONING, model=model, plain_input=8, output=22, reasoning_tokens=13
+    )
 
 
 def magic_call(rid: str, call_id: str) -> Reply:

@@ -61,7 +61,11 @@ def text(value: str) -> dict[str, Any]:
 
 
 def tool(spec: dict[str, Any]) -> dict[str, Any]:
-    return {"name": spec["name"], "description": spec["description"], "input_schema": spec["parameters"]}
+    return {
+        "name": spec["name"],
+        "description": spec["description"],
+        "input_schema": spec["parameters"],
+    }
 
 
 def use(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -86,9 +90,14 @@ def _rid(name: str, suffix: str = "") -> str:
 
 HELLO = [user("Hello")]
 ANY = {"type": "any"}
-PNG_BLOCK = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_1X1}}
+PNG_BLOCK = {
+    "type": "image",
+    "source": {"type": "base64", "media_type": "image/png", "data": PNG_1X1},
+}
 IMAGE_PROMPT = text("Give a concise description of this image.")
-DESCRIBE = Reply("msg_std_image", "A single colored pixel.", "The image is a 1x1 PNG.", plain_input=120)
+DESCRIBE = Reply(
+    "msg_std_image", "A single colored pixel.", "The image is a 1x1 PNG.", plain_input=120
+)
 _TITLED = {
     "setup": {"title": "Setup", **joke_schema()["properties"]["setup"]},
     "punchline": {"title": "Punchline", **joke_schema()["properties"]["punchline"]},
@@ -109,7 +118,7 @@ def weather_call(rid: str) -> Reply:
     )
 
 
-def table() -> Table:  # noqa: PLR0915 - one entry per suite test, in suite order
+def table() -> Table:
     t: Table = {}
     for name in ("test_invoke", "test_ainvoke"):
         t[name] = [(std(HELLO), hello(_rid(name)))]
@@ -191,14 +200,22 @@ def table() -> Table:  # noqa: PLR0915 - one entry per suite test, in suite orde
     ]
     magic = {"tools": [tool(MAGIC)], "tool_choice": ANY}
     magic_q = [user("What is the value of magic_function(3)? Use the tool.")]
-    for name in ("test_tool_calling[model0]", "test_tool_calling[model1]", "test_tool_calling_async"):
+    for name in (
+        "test_tool_calling[model0]",
+        "test_tool_calling[model1]",
+        "test_tool_calling_async",
+    ):
         t[name] = [
             (std(magic_q, **magic), magic_call(_rid(name, "_i"), "toolu_magic_01")),
             (_stream(std(magic_q, **magic)), magic_call(_rid(name, "_s"), "toolu_magic_02")),
         ]
     t["test_bind_runnables_as_tools"] = [
         (
-            std([user("Using the tool, generate a Pirate greeting.")], tools=[tool(GREETING)], tool_choice=ANY),
+            std(
+                [user("Using the tool, generate a Pirate greeting.")],
+                tools=[tool(GREETING)],
+                tool_choice=ANY,
+            ),
             Reply(
                 _rid("runnable_tool"),
                 reasoning="Call greeting_generator with the pirate style.",
@@ -208,7 +225,9 @@ def table() -> Table:  # noqa: PLR0915 - one entry per suite test, in suite orde
         )
     ]
     adder = {"tools": [tool(ADDER)]}
-    answer = Reply(_rid("tools_answer"), "The sum of 1 and 2 is 3.", "The tool returned 3.", plain_input=110)
+    answer = Reply(
+        _rid("tools_answer"), "The sum of 1 and 2 is 3.", "The tool returned 3.", plain_input=110
+    )
     t["test_tool_message_histories_string_content"] = [
         (
             std(
@@ -241,11 +260,18 @@ def table() -> Table:  # noqa: PLR0915 - one entry per suite test, in suite orde
                 [
                     user("What is 1 + 2"),
                     assistant(use("abc123", "my_adder_tool", {"a": 1})),
-                    user([result("abc123", "Error: Missing required argument 'b'.", is_error=True)]),
+                    user(
+                        [result("abc123", "Error: Missing required argument 'b'.", is_error=True)]
+                    ),
                 ],
                 **adder,
             ),
-            Reply(_rid("tool_error"), "The tool needs both numbers: 1 + 2 = 3.", "Missing b.", plain_input=110),
+            Reply(
+                _rid("tool_error"),
+                "The tool needs both numbers: 1 + 2 = 3.",
+                "Missing b.",
+                plain_input=110,
+            ),
         )
     ]
     t["test_tool_choice"] = [
@@ -329,15 +355,33 @@ def table() -> Table:  # noqa: PLR0915 - one entry per suite test, in suite orde
     }
     setup_only = '{"setup": "Why did the cat sit on the laptop?"}'
     t["test_structured_output_optional_param"] = [
-        (std([user("Give me the setup to a joke about cats, no punchline.")], **fmt(opt)), joke(_rid("opt_1"), setup_only)),
-        (std([user("Give me a joke about cats, include the punchline.")], **fmt(opt)), joke(_rid("opt_2"))),
+        (
+            std([user("Give me the setup to a joke about cats, no punchline.")], **fmt(opt)),
+            joke(_rid("opt_1"), setup_only),
+        ),
+        (
+            std([user("Give me a joke about cats, include the punchline.")], **fmt(opt)),
+            joke(_rid("opt_2")),
+        ),
         (std(JOKE_PROMPT, **fmt(opt_dict)), joke(_rid("opt_3"))),
         (std(JOKE_PROMPT, **fmt(opt_typeddict)), joke(_rid("opt_4"))),
     ]
     t["test_image_inputs"] = [
         (std([user([IMAGE_PROMPT, PNG_BLOCK])]), DESCRIBE),
         (std([user([IMAGE_PROMPT, PNG_BLOCK])]), DESCRIBE),
-        (std([user([IMAGE_PROMPT, {"type": "image", "source": {"type": "url", "url": IMAGE_URL}}])]), DESCRIBE),
+        (
+            std(
+                [
+                    user(
+                        [
+                            IMAGE_PROMPT,
+                            {"type": "image", "source": {"type": "url", "url": IMAGE_URL}},
+                        ]
+                    )
+                ]
+            ),
+            DESCRIBE,
+        ),
     ]
     image_turn = [
         user("get a random diagram using the tool and give it a concise description"),
@@ -383,11 +427,26 @@ def table() -> Table:  # noqa: PLR0915 - one entry per suite test, in suite orde
                 system="you're a good assistant",
                 tools=[color_picker],
             ),
-            Reply(_rid("anthropic_inputs_1"), "Purple it is: a color long tied to royalty.", "The tool liked purple.", plain_input=150),
+            Reply(
+                _rid("anthropic_inputs_1"),
+                "Purple it is: a color long tied to royalty.",
+                "The tool liked purple.",
+                plain_input=150,
+            ),
         ),
         (
-            std([user("Hello"), assistant(thinking, text("Hello, how are you?")), user("Well, thanks.")]),
-            Reply(_rid("anthropic_inputs_2"), "Glad to hear it! What can I do for you?", HELLO_REASONING),
+            std(
+                [
+                    user("Hello"),
+                    assistant(thinking, text("Hello, how are you?")),
+                    user("Well, thanks."),
+                ]
+            ),
+            Reply(
+                _rid("anthropic_inputs_2"),
+                "Glad to hear it! What can I do for you?",
+                HELLO_REASONING,
+            ),
         ),
     ]
     for param in ("model0", "model1"):
@@ -400,14 +459,26 @@ def table() -> Table:  # noqa: PLR0915 - one entry per suite test, in suite orde
                     [
                         WEATHER_Q,
                         assistant(
-                            {"type": "thinking", "thinking": WEATHER_REASONING, "signature": signature(rid)},
-                            use("toolu_weather_01", "get_weather", {"location": "San Francisco, CA"}),
+                            {
+                                "type": "thinking",
+                                "thinking": WEATHER_REASONING,
+                                "signature": signature(rid),
+                            },
+                            use(
+                                "toolu_weather_01", "get_weather", {"location": "San Francisco, CA"}
+                            ),
                         ),
                         user([result("toolu_weather_01", "It's sunny.")]),
                     ],
                     tools=[tool(WEATHER_AGENT)],
                 ),
-                Reply(_rid(f"agent_{param}", "_2"), "It's sunny in San Francisco, CA.", "The tool says sunny.", plain_input=40, cache_read=64),
+                Reply(
+                    _rid(f"agent_{param}", "_2"),
+                    "It's sunny in San Francisco, CA.",
+                    "The tool says sunny.",
+                    plain_input=40,
+                    cache_read=64,
+                ),
             ),
         ]
     story = Reply(
@@ -423,20 +494,49 @@ def table() -> Table:  # noqa: PLR0915 - one entry per suite test, in suite orde
     uni = {"tools": [tool(UNICODE_CUSTOMER)], "tool_choice": ANY}
     t["test_unicode_tool_call_integration"] = [
         (
-            std([user("Create a customer named '你好啊集团' (Hello Group) - a Chinese technology company")], **uni),
+            std(
+                [
+                    user(
+                        "Create a customer named '你好啊集团' (Hello Group) - a Chinese technology company"
+                    )
+                ],
+                **uni,
+            ),
             Reply(
                 _rid("unicode_zh"),
                 reasoning="Create the customer with the name exactly as given.",
-                calls=(Call("toolu_zh", "unicode_customer", {"customer_name": "你好啊集团", "description": "Chinese technology company"}),),
+                calls=(
+                    Call(
+                        "toolu_zh",
+                        "unicode_customer",
+                        {
+                            "customer_name": "你好啊集团",
+                            "description": "Chinese technology company",
+                        },
+                    ),
+                ),
                 plain_input=150,
             ),
         ),
         (
-            std([user("Create a customer named 'こんにちは株式会社' (Hello Corporation) - a Japanese company")], **uni),
+            std(
+                [
+                    user(
+                        "Create a customer named 'こんにちは株式会社' (Hello Corporation) - a Japanese company"
+                    )
+                ],
+                **uni,
+            ),
             Reply(
                 _rid("unicode_ja"),
                 reasoning="Create the customer with the name exactly as given.",
-                calls=(Call("toolu_ja", "unicode_customer", {"customer_name": "こんにちは株式会社", "description": "Japanese company"}),),
+                calls=(
+                    Call(
+                        "toolu_ja",
+                        "unicode_customer",
+                        {"customer_name": "こんにちは株式会社", "description": "Japanese company"},
+                    ),
+                ),
                 plain_input=150,
             ),
         ),

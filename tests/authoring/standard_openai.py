@@ -74,7 +74,11 @@ JOKE_RF = rf("Joke", strict(joke_schema()))
 JOKEDICT_RF = rf("JokeDict", strict(joke_schema("JokeDict")))
 _V1_PROPS = {
     "setup": {"title": "Setup", "description": "question to set up a joke", "type": "string"},
-    "punchline": {"title": "Punchline", "description": "answer to resolve the joke", "type": "string"},
+    "punchline": {
+        "title": "Punchline",
+        "description": "answer to resolve the joke",
+        "type": "string",
+    },
 }
 _OPT = optional_joke_schema()
 OPT_JOKE_RF = rf(
@@ -181,7 +185,13 @@ def unicode_reply(rid: str, name: str, description: str) -> Reply:
     return Reply(
         rid,
         reasoning="Create the customer with the name exactly as given.",
-        calls=(Call(f"call_{rid[-2:]}", "unicode_customer", {"customer_name": name, "description": description}),),
+        calls=(
+            Call(
+                f"call_{rid[-2:]}",
+                "unicode_customer",
+                {"customer_name": name, "description": description},
+            ),
+        ),
         plain_input=150,
     )
 
@@ -197,7 +207,9 @@ def table() -> Table:
     t["test_message_with_name"] = [(std([user("hello")]), hello("chatcmpl-std-name"))]
     for name in ("test_stream", "test_astream"):
         for param in ("model0", "model1"):
-            t[f"{name}[{param}]"] = [(_stream(std(HELLO)), hello(f"chatcmpl-std-{name[5:]}-{param}"))]
+            t[f"{name}[{param}]"] = [
+                (_stream(std(HELLO)), hello(f"chatcmpl-std-{name[5:]}-{param}"))
+            ]
     for name in ("test_stream_events_v3", "test_astream_events_v3"):
         t[name] = [(_stream(std(HELLO)), hello(f"chatcmpl-std-{name[5:]}"))]
     for name, stream in (
@@ -267,10 +279,20 @@ def table() -> Table:
     ]
     magic_tools = {"tools": [fn(MAGIC)], "tool_choice": "required"}
     magic_q = [user("What is the value of magic_function(3)? Use the tool.")]
-    for name in ("test_tool_calling[model0]", "test_tool_calling[model1]", "test_tool_calling_async"):
+    for name in (
+        "test_tool_calling[model0]",
+        "test_tool_calling[model1]",
+        "test_tool_calling_async",
+    ):
         t[name] = [
-            (std(magic_q, **magic_tools), magic_call(f"chatcmpl-std-{name[5:]}-i", "call_magic_01")),
-            (_stream(std(magic_q, **magic_tools)), magic_call(f"chatcmpl-std-{name[5:]}-s", "call_magic_02")),
+            (
+                std(magic_q, **magic_tools),
+                magic_call(f"chatcmpl-std-{name[5:]}-i", "call_magic_01"),
+            ),
+            (
+                _stream(std(magic_q, **magic_tools)),
+                magic_call(f"chatcmpl-std-{name[5:]}-s", "call_magic_02"),
+            ),
         ]
     t["test_bind_runnables_as_tools"] = [
         (
@@ -306,7 +328,11 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    {"role": "assistant", "content": "some text", "tool_calls": [ADDER_HISTORY_CALL]},
+                    {
+                        "role": "assistant",
+                        "content": "some text",
+                        "tool_calls": [ADDER_HISTORY_CALL],
+                    },
                     TOOL_RESULT,
                 ],
                 **adder,
@@ -399,11 +425,23 @@ def table() -> Table:
             ),
         )
     ]
-    json_schema_rf = rf("Joke", strict({**joke_schema(), "properties": {
-        "setup": {"title": "Setup", **joke_schema()["properties"]["setup"]},
-        "punchline": {"title": "Punchline", **joke_schema()["properties"]["punchline"]},
-    }}))
-    for kind, fmt in (("pydantic", JOKE_RF), ("typeddict", JOKEDICT_RF), ("json_schema", json_schema_rf)):
+    json_schema_rf = rf(
+        "Joke",
+        strict(
+            {
+                **joke_schema(),
+                "properties": {
+                    "setup": {"title": "Setup", **joke_schema()["properties"]["setup"]},
+                    "punchline": {"title": "Punchline", **joke_schema()["properties"]["punchline"]},
+                },
+            }
+        ),
+    )
+    for kind, fmt in (
+        ("pydantic", JOKE_RF),
+        ("typeddict", JOKEDICT_RF),
+        ("json_schema", json_schema_rf),
+    ):
         for name in ("test_structured_output", "test_structured_output_async"):
             t[f"{name}[{kind}]"] = [
                 (std(JOKE_PROMPT, response_format=fmt), joke(f"chatcmpl-std-so-{kind}-i")),
@@ -419,11 +457,17 @@ def table() -> Table:
     setup_only = '{"setup": "Why did the cat sit on the laptop?", "punchline": null}'
     t["test_structured_output_optional_param"] = [
         (
-            std([user("Give me the setup to a joke about cats, no punchline.")], response_format=OPT_JOKE_RF),
+            std(
+                [user("Give me the setup to a joke about cats, no punchline.")],
+                response_format=OPT_JOKE_RF,
+            ),
             joke("chatcmpl-std-opt-1", setup_only),
         ),
         (
-            std([user("Give me a joke about cats, include the punchline.")], response_format=OPT_JOKE_RF),
+            std(
+                [user("Give me a joke about cats, include the punchline.")],
+                response_format=OPT_JOKE_RF,
+            ),
             joke("chatcmpl-std-opt-2"),
         ),
         (std(JOKE_PROMPT, response_format=OPT_DICT_RF), joke("chatcmpl-std-opt-3")),
@@ -439,16 +483,31 @@ def table() -> Table:
     t["test_image_inputs"] = [
         (std([user([IMAGE_PROMPT, IMAGE_DATA])]), DESCRIBE),
         (std([user([IMAGE_PROMPT, IMAGE_DATA])]), DESCRIBE),
-        (std([user([IMAGE_PROMPT, {"type": "image_url", "image_url": {"url": IMAGE_URL}}])]), DESCRIBE),
+        (
+            std([user([IMAGE_PROMPT, {"type": "image_url", "image_url": {"url": IMAGE_URL}}])]),
+            DESCRIBE,
+        ),
     ]
     image_tool = {"tools": [fn(RANDOM_IMAGE)]}
     t["test_image_tool_message"] = [
         (
-            std([*RANDOM_IMAGE_TURN, {"role": "tool", "tool_call_id": "1", "content": [IMAGE_DATA]}], **image_tool),
+            std(
+                [
+                    *RANDOM_IMAGE_TURN,
+                    {"role": "tool", "tool_call_id": "1", "content": [IMAGE_DATA]},
+                ],
+                **image_tool,
+            ),
             DESCRIBE,
         ),
         (
-            std([*RANDOM_IMAGE_TURN, {"role": "tool", "tool_call_id": "1", "content": [IMAGE_DATA]}], **image_tool),
+            std(
+                [
+                    *RANDOM_IMAGE_TURN,
+                    {"role": "tool", "tool_call_id": "1", "content": [IMAGE_DATA]},
+                ],
+                **image_tool,
+            ),
             DESCRIBE,
         ),
     ]
@@ -457,7 +516,15 @@ def table() -> Table:
             (std([WEATHER_Q], tools=[fn(WEATHER_AGENT)]), WEATHER_CALL),
             (
                 std(
-                    [WEATHER_Q, WEATHER_REPLAY, {"role": "tool", "tool_call_id": "call_weather_01", "content": "It's sunny."}],
+                    [
+                        WEATHER_Q,
+                        WEATHER_REPLAY,
+                        {
+                            "role": "tool",
+                            "tool_call_id": "call_weather_01",
+                            "content": "It's sunny.",
+                        },
+                    ],
                     tools=[fn(WEATHER_AGENT)],
                 ),
                 WEATHER_ANSWER,
@@ -476,11 +543,25 @@ def table() -> Table:
     uni = {"tools": [fn(UNICODE_CUSTOMER)], "tool_choice": "required"}
     t["test_unicode_tool_call_integration"] = [
         (
-            std([user("Create a customer named '你好啊集团' (Hello Group) - a Chinese technology company")], **uni),
+            std(
+                [
+                    user(
+                        "Create a customer named '你好啊集团' (Hello Group) - a Chinese technology company"
+                    )
+                ],
+                **uni,
+            ),
             unicode_reply("chatcmpl-std-unicode-zh", "你好啊集团", "Chinese technology company"),
         ),
         (
-            std([user("Create a customer named 'こんにちは株式会社' (Hello Corporation) - a Japanese company")], **uni),
+            std(
+                [
+                    user(
+                        "Create a customer named 'こんにちは株式会社' (Hello Corporation) - a Japanese company"
+                    )
+                ],
+                **uni,
+            ),
             unicode_reply("chatcmpl-std-unicode-ja", "こんにちは株式会社", "Japanese company"),
         ),
     ]

@@ -13,7 +13,9 @@ from tests.authoring._kit import CASSETTE_ROOT, Reply, interaction, write
 M = "kimi-k3.1-pro"
 FAST = "kimi-k3.1-pro-highspeed"
 ERRORS = {
-    "openai": {"error": {"message": "internal error", "type": "server_error", "code": "internal_error"}},
+    "openai": {
+        "error": {"message": "internal error", "type": "server_error", "code": "internal_error"}
+    },
     "anthropic": {
         "type": "error",
         "error": {"type": "api_error", "message": "internal error"},
@@ -26,7 +28,12 @@ def body(protocol: str, prompt: str, model: str = M, **fields: Any) -> dict[str,
     messages = [{"role": "user", "content": prompt}]
     if protocol == "openai":
         return {"model": model, "messages": messages, **fields}
-    return {"model": model, "max_tokens": fields.pop("max_tokens", 131072), "messages": messages, **fields}
+    return {
+        "model": model,
+        "max_tokens": fields.pop("max_tokens", 131072),
+        "messages": messages,
+        **fields,
+    }
 
 
 def server_error(protocol: str, request: dict[str, Any]) -> dict[str, Any]:
@@ -38,7 +45,15 @@ def server_error(protocol: str, request: dict[str, Any]) -> dict[str, Any]:
 
 
 def ok(rid: str, text: str, model: str = M) -> Reply:
-    return Reply(rid, text, f"The user asked for {text!r}; answer briefly.", model=model, plain_input=11, output=18, reasoning_tokens=12)
+    return Reply(
+        rid,
+        text,
+        f"The user asked for {text!r}; answer briefly.",
+        model=model,
+        plain_input=11,
+        output=18,
+        reasoning_tokens=12,
+    )
 
 
 def main() -> None:
@@ -48,7 +63,11 @@ def main() -> None:
         cases: dict[str, list[dict[str, Any]]] = {
             "test_rate_limiter": [interaction(p, body(p, "Reply with OK."), ok(pre + "rl", "OK"))],
             "test_stream_callbacks_get_every_token": [
-                interaction(p, {**body(p, "Count to three."), "stream": True}, ok(pre + "count", "One, two, three, and that is all."))
+                interaction(
+                    p,
+                    {**body(p, "Count to three."), "stream": True},
+                    ok(pre + "count", "One, two, three, and that is all."),
+                )
             ],
             "test_with_fallbacks": [
                 server_error(p, body(p, "Say hi.")),
@@ -59,19 +78,29 @@ def main() -> None:
                 interaction(p, body(p, "Say hi."), ok(pre + "retry", "Hi!")),
             ],
             "test_batch_max_concurrency": [
-                interaction(p, body(p, f"Write the number {n} as a word."), ok(f"{pre}batch{n}", word))
+                interaction(
+                    p, body(p, f"Write the number {n} as a word."), ok(f"{pre}batch{n}", word)
+                )
                 for n, word in ((1, "One."), (2, "Two."), (3, "Three."))
             ],
             "test_astream_events_v2": [
-                interaction(p, {**body(p, "Hello"), "stream": True}, ok(pre + "ev2", "Hello there!"))
+                interaction(
+                    p, {**body(p, "Hello"), "stream": True}, ok(pre + "ev2", "Hello there!")
+                )
             ],
             "test_astream_events_v3": [
-                interaction(p, {**body(p, "Hello"), "stream": True}, ok(pre + "ev3", "Hello there!"))
+                interaction(
+                    p, {**body(p, "Hello"), "stream": True}, ok(pre + "ev3", "Hello there!")
+                )
             ],
         }
         # Per-call model override, output cap and stop (native on anthropic K3.1 only).
         if p == "openai":
-            ls_body = {"model": FAST, "messages": [{"role": "user", "content": "Hello"}], "max_completion_tokens": 50}
+            ls_body = {
+                "model": FAST,
+                "messages": [{"role": "user", "content": "Hello"}],
+                "max_completion_tokens": 50,
+            }
         else:
             ls_body = {
                 "model": FAST,
@@ -79,7 +108,9 @@ def main() -> None:
                 "messages": [{"role": "user", "content": "Hello"}],
                 "stop_sequences": ["END"],
             }
-        cases["test_ls_params_reach_the_tracer"] = [interaction(p, ls_body, ok(pre + "ls", "Hello!", FAST))]
+        cases["test_ls_params_reach_the_tracer"] = [
+            interaction(p, ls_body, ok(pre + "ls", "Hello!", FAST))
+        ]
         for name, items in cases.items():
             write(root / f"{name}[{p}].yaml", items)
     print(f"wrote runnables cassettes under {root}")

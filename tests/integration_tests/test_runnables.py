@@ -52,8 +52,8 @@ class _Recorder(BaseCallbackHandler):
     ) -> None:
         self.metadata.append(dict(metadata or {}))
 
-    def on_llm_new_token(self, token: str, **_: Any) -> None:
-        self.tokens.append(token)
+    def on_llm_new_token(self, token: Any, **_: Any) -> None:
+        self.tokens.append(str(token))
 
     def on_llm_end(self, response: Any, **_: Any) -> None:
         self.ended += 1
@@ -121,7 +121,7 @@ def test_batch_max_concurrency(protocol: str, monkeypatch: pytest.MonkeyPatch) -
                 active -= 1
 
     monkeypatch.setattr(ChatKimi, "_generate", tracking)
-    prompts = [f"Write the number {n} as a word." for n in (1, 2, 3)]
+    prompts: list[Any] = [f"Write the number {n} as a word." for n in (1, 2, 3)]
     config: RunnableConfig = {"max_concurrency": 2}
     replies = model.batch(prompts, config=config)
     assert [r.content for r in replies] == ["One.", "Two.", "Three."]
@@ -194,9 +194,7 @@ def test_ls_params_defaults_and_overrides(protocol: str) -> None:
         "ls_max_tokens": 300,
         "ls_stop": ["###"],
     }
-    override = model._get_ls_params(
-        stop=["END"], model="kimi-k3", temperature=0.5, max_tokens=20
-    )
+    override = model._get_ls_params(stop=["END"], model="kimi-k3", temperature=0.5, max_tokens=20)
     assert override["ls_model_name"] == "kimi-k3"
     assert override["ls_temperature"] == 0.5
     assert override["ls_max_tokens"] == 20

@@ -24,8 +24,13 @@ from typing import Any
 import httpx
 import pytest
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
-from langchain_core.messages import SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+)
 from langchain_core.utils import function_calling
 from langchain_tests.integration_tests import ChatModelIntegrationTests
 
@@ -118,7 +123,7 @@ class _KimiIntegrationTests(ChatModelIntegrationTests):
         return "kimi-k3.1-pro-highspeed"
 
     @property
-    def supported_usage_metadata_details(self) -> dict[str, list[Any]]:
+    def supported_usage_metadata_details(self) -> Any:
         details = ["reasoning_output", "cache_read_input", "cache_creation_input"]
         return {"invoke": list(details), "stream": list(details)}
 
