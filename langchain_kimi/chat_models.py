@@ -18,7 +18,15 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, conv
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils import from_env, secret_from_env
-from pydantic import ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 
 from langchain_kimi import _structured
 from langchain_kimi._errors import KimiStreamError
@@ -67,7 +75,7 @@ class ChatKimi(BaseChatModel):
         ```
     """
 
-    model: str = Field(default=K31_PRO, alias="model_name")
+    model: str = Field(default=K31_PRO, validation_alias=AliasChoices("model", "model_name"))
     """Model id: `kimi-k3.1-pro`, `kimi-k3.1-pro-highspeed` or `kimi-k3` (others allowed,
     with a one-time warning that capability checks are off)."""
     protocol: Protocol = "openai"
@@ -81,12 +89,18 @@ class ChatKimi(BaseChatModel):
     fallback_base_url: str | None = _UNSET_FALLBACK
     """Used when the primary base cannot be reached or keeps failing with 5xx. Defaults to the
     documented fallback `https://api.evolink.ai` when `base_url` is the default; `None` disables."""
-    max_tokens: int | None = Field(default=None, alias="max_completion_tokens")
+    max_tokens: int | None = Field(
+        default=None, validation_alias=AliasChoices("max_tokens", "max_completion_tokens")
+    )
     """Output cap (reasoning + answer), 1..1,048,576: `max_tokens` on anthropic (131,072 when
     unset: the field is required there), `max_completion_tokens` on openai (unset: not sent)."""
-    stop: list[str] | None = Field(default=None, alias="stop_sequences")
+    stop: list[str] | None = Field(
+        default=None, validation_alias=AliasChoices("stop", "stop_sequences")
+    )
     """Stop sequences: native on anthropic K3.1, emulated client-side elsewhere."""
-    reasoning_effort: str | None = Field(default=None, alias="effort")
+    reasoning_effort: str | None = Field(
+        default=None, validation_alias=AliasChoices("reasoning_effort", "effort")
+    )
     """`low` / `high` / `max` (aliases `medium`, `xhigh`, `minimal`, `none`); unset: service
     default `max`. `kimi-k3` accepts only `max`. `none` does NOT turn reasoning off."""
     cache_ttl: Literal["5m", "1h"] | None = None
@@ -115,6 +129,9 @@ class ChatKimi(BaseChatModel):
 
     _transport_cache: Transport | None = PrivateAttr(default=None)
 
+    # Aliases are validation-only so that type checkers see the field names in `__init__`
+    # (`ChatKimi(model=..., reasoning_effort=...)` type-checks) while `model_name=`,
+    # `effort=`, `max_completion_tokens=` and `stop_sequences=` are accepted at runtime too.
     model_config = ConfigDict(populate_by_name=True, arbitrary_types_allowed=True)
 
     # ---------------------------------------------------------------- validation

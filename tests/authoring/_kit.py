@@ -213,7 +213,7 @@ def anthropic_sse(reply: Reply) -> str:
         "cache_read_input_tokens": reply.cache_read,
         "output_tokens": 1,
     }
-    message = {
+    message: dict[str, Any] = {
         "id": reply.id,
         "type": "message",
         "role": "assistant",
@@ -278,11 +278,11 @@ def anthropic_sse(reply: Reply) -> str:
         "output_tokens": reply.output,
         "output_tokens_details": {"thinking_tokens": reply.reasoning_tokens},
     }
-    delta: dict[str, Any] = {
+    stop: dict[str, Any] = {
         "stop_reason": _anthropic_stop(reply),
         "stop_sequence": reply.stop_sequence,
     }
-    out.append(event("message_delta", {"delta": delta, "usage": final_usage}))
+    out.append(event("message_delta", {"delta": stop, "usage": final_usage}))
     out.append(event("message_stop", {}))
     return "".join(out)
 

@@ -26,7 +26,8 @@ def test_tiny_run_covers_every_client_without_errors(tmp_path: Path) -> None:
         for name in (*CLIENTS, "floor-anthropic", "floor-openai"):
             entry = results[section][name]
             assert entry["errors"] == 0, (section, name, entry["first_error"])
-            assert entry["median"] is not None and entry["median"] > 0, (section, name)
+            assert entry["median"] is not None, (section, name)
+            assert entry["median"] > 0, (section, name)
     for name in CLIENTS:
         # Every client understood the served replies: text in the reply, chunks in the stream.
         assert results["invoke_cpu_ms"][name]["text_chars"] > 0, name
