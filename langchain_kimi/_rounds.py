@@ -8,12 +8,15 @@ echo back (the call's arguments as the tool message content) and re-post, until 
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages.ai import UsageMetadata
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
-from langchain_kimi._errors import KimiAPIError
+from langchain_kimi._errors import KimiAPIError, KimiStreamError
 from langchain_kimi._options import RequestOptions, WebSearchToolSpec
 from langchain_kimi._stop import StopStreamFilter, truncate_at_stop
 from langchain_kimi.protocols import ProtocolAdapter, StreamDecoder
@@ -21,21 +24,8 @@ from langchain_kimi.protocols.openai_chat import web_search
 from langchain_kimi.protocols.openai_chat.response import raw_assistant_message, usage_from_openai
 
 
-def _runs_builtin_loop(options: RequestOptions) -> bool:
-    return options.caps.protocol == "openai" and any(
-        isinstance(tool, WebSearchToolSpec) for tool in options.tools
-    )
-
-
-def _too_many_rounds(limit: int) -> KimiAPIError:
-    return KimiAPIError(
-        f"the built-in web search did not produce an answer within max_builtin_rounds={limit} "
-        "rounds; raise max_builtin_rounds or narrow the question"
-    )
-
-
-class InvokePlan:
-    """Non-streaming call: post `body`, feed each reply to `next_body` until it returns None."""
+class _Plan:
+    """What both plans share: the request so far and the `$web_search` round budget."""
 
     def __init__(
         self,
@@ -47,27 +37,53 @@ class InvokePlan:
     ) -> None:
         self.adapter = adapter
         self.options = options
-        self.body = body
-        self._loop = _runs_builtin_loop(options)
+        self.pending: dict[str, Any] | None = body
+        """The next body to post; None once the reply is complete."""
+        self._loop = options.caps.protocol == "openai" and any(
+            isinstance(tool, WebSearchToolSpec) for tool in options.tools
+        )
         self._max_rounds = max_builtin_rounds
         self._rounds: list[dict[str, Any]] = []
+        """Raw assistant messages of the `$web_search` rounds so far."""
+
+    def _continue_search(self, assistant: dict[str, Any]) -> None:
+        if len(self._rounds) >= self._max_rounds:
+            msg = (
+                "the built-in web search did not produce an answer within "
+                f"max_builtin_rounds={self._max_rounds} rounds; raise max_builtin_rounds or "
+                "narrow the question"
+            )
+            raise KimiAPIError(msg)
+        assert self.pending is not None
+        self._rounds.append(assistant)
+        self.pending = web_search.next_body(self.pending, assistant)
+
+
+class InvokePlan(_Plan):
+    """Non-streaming call: post `pending`, hand each reply to `on_reply` until it is None."""
+
+    def __init__(
+        self,
+        adapter: ProtocolAdapter,
+        options: RequestOptions,
+        body: dict[str, Any],
+        *,
+        max_builtin_rounds: int,
+    ) -> None:
+        super().__init__(adapter, options, body, max_builtin_rounds=max_builtin_rounds)
         self._usages: list[UsageMetadata | None] = []
         self._first_id: str | None = None
-        self.result: AIMessage | None = None
+        self._result: AIMessage | None = None
 
-    def next_body(self, reply_body: dict[str, Any], base_url: str) -> dict[str, Any] | None:
-        """The next body to post, or None when `result` holds the final message."""
+    def on_reply(self, reply_body: dict[str, Any], base_url: str) -> None:
         if self._loop and _first_choice_message(reply_body) is not None:
             assistant = raw_assistant_message(reply_body)
             if web_search.is_builtin_round(assistant):
-                if len(self._rounds) >= self._max_rounds:
-                    raise _too_many_rounds(self._max_rounds)
-                self._rounds.append(assistant)
+                self._continue_search(assistant)
                 self._usages.append(_reply_usage(reply_body))
                 if self._first_id is None and isinstance(reply_body.get("id"), str):
                     self._first_id = reply_body["id"]
-                self.body = web_search.next_body(self.body, assistant)
-                return self.body
+                return
         message = self.adapter.parse_response(reply_body)
         if self._rounds:
             message = web_search.combine_rounds(self._rounds, message, self._usages)
@@ -75,8 +91,14 @@ class InvokePlan:
                 # One id per logical reply, the first round's, as a stream reports it.
                 message.id = self._first_id
                 message.response_metadata["id"] = self._first_id
-        self.result = finalize_message(message, self.options, base_url)
-        return None
+        self._result = finalize_message(message, self.options, base_url)
+        self.pending = None
+
+    def result(self) -> ChatResult:
+        if self._result is None:  # pragma: no cover - drivers stop only when pending is None
+            msg = "the call ended without a reply"
+            raise RuntimeError(msg)
+        return ChatResult(generations=[ChatGeneration(message=self._result)])
 
 
 def _first_choice_message(reply_body: dict[str, Any]) -> dict[str, Any] | None:
@@ -108,8 +130,13 @@ def finalize_message(message: AIMessage, options: RequestOptions, base_url: str)
     return message
 
 
-class StreamPlan:
-    """Streaming call: one decoder per round; chunks pass through the stop filter."""
+class StreamPlan(_Plan):
+    """Streaming call: one decoder per round; chunks pass through the stop filter.
+
+    The driver opens a stream for `pending`, calls `start_round`, then yields what `run_round`
+    (or `arun_round`) makes of its events; `guard()` around each round attaches what already
+    arrived to a stream error.
+    """
 
     def __init__(
         self,
@@ -119,30 +146,66 @@ class StreamPlan:
         *,
         max_builtin_rounds: int,
     ) -> None:
-        self.adapter = adapter
-        self.options = options
-        self.body = body
-        self._loop = _runs_builtin_loop(options)
-        self._max_rounds = max_builtin_rounds
-        self._rounds = 0
-        self._round_raws: list[dict[str, Any]] = []
+        super().__init__(adapter, options, body, max_builtin_rounds=max_builtin_rounds)
         self._stop_filter = (
             StopStreamFilter(options.stop) if options.stop and not options.native_stop else None
         )
+        self._base_url = ""
         self._base_url_sent = False
+        self._seen: list[AIMessageChunk] = []
         self.decoder: StreamDecoder = adapter.new_decoder()
 
     def start_round(self, base_url: str) -> None:
         # A `$web_search` follow-up round must not repeat the header metadata (id, model_name,
         # protocol): LangChain concatenates response_metadata strings when merging chunks.
-        if self._round_raws:
-            self.decoder = web_search.continuation_decoder()
-        else:
-            self.decoder = self.adapter.new_decoder()
+        self.decoder = (
+            web_search.continuation_decoder() if self._rounds else self.adapter.new_decoder()
+        )
         self._base_url = base_url
 
-    def on_chunks(self, chunks: list[AIMessageChunk]) -> list[AIMessageChunk]:
-        return [self._shape(chunk) for chunk in chunks]
+    def run_round(self, events: Iterable[tuple[str, str]]) -> Iterator[ChatGenerationChunk]:
+        """Every chunk of one round's events (the sync driver's loop)."""
+        for event, data in events:
+            yield from self.feed(event, data)
+        yield from self.finish_round()
+
+    async def arun_round(
+        self, events: AsyncIterable[tuple[str, str]]
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        """Async twin of `run_round`."""
+        async for event, data in events:
+            for generation in self.feed(event, data):
+                yield generation
+        for generation in self.finish_round():
+            yield generation
+
+    def feed(self, event: str, data: str) -> list[ChatGenerationChunk]:
+        return [self._emit(chunk) for chunk in self.decoder.feed(event, data)]
+
+    def finish_round(self) -> list[ChatGenerationChunk]:
+        """The round's last chunks; sets `pending` to the follow-up body or None."""
+        generations = [self._emit(chunk) for chunk in self.decoder.finish()]
+        if self._loop and getattr(self.decoder, "is_builtin_round", False):
+            assistant: dict[str, Any] = self.decoder.assistant_message()  # type: ignore[attr-defined]
+            self._continue_search(assistant)
+            generations.append(self._emit(web_search.round_chunk(assistant)))
+        else:
+            self.pending = None
+        return generations
+
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        try:
+            yield
+        except KimiStreamError as error:
+            if error.partial is None and self._seen:
+                error.partial = _aggregate(self._seen)
+            raise
+
+    def _emit(self, chunk: AIMessageChunk) -> ChatGenerationChunk:
+        chunk = self._shape(chunk)
+        self._seen.append(chunk)
+        return ChatGenerationChunk(message=chunk)
 
     def _shape(self, chunk: AIMessageChunk) -> AIMessageChunk:
         if not self._base_url_sent:
@@ -158,24 +221,20 @@ class StreamPlan:
             if self._stop_filter.matched is not None:
                 chunk.response_metadata["finish_reason"] = "stop"
                 chunk.response_metadata["stop_sequence"] = self._stop_filter.matched
-        if self._round_raws and chunk.chunk_position == "last":
+        if self._rounds and chunk.chunk_position == "last":
             # The same search count `combine_rounds` reports for invoke.
-            chunk.response_metadata["server_tool_use"] = web_search.server_tool_use(
-                self._round_raws
-            )
+            chunk.response_metadata["server_tool_use"] = web_search.server_tool_use(self._rounds)
         return chunk
 
-    def end_round(self) -> tuple[list[AIMessageChunk], dict[str, Any] | None]:
-        """After a round's stream ended: (extra chunks to emit, next body or None)."""
-        if not self._loop:
-            return [], None
-        is_round = getattr(self.decoder, "is_builtin_round", False)
-        if not is_round:
-            return [], None
-        self._rounds += 1
-        if self._rounds > self._max_rounds:
-            raise _too_many_rounds(self._max_rounds)
-        assistant: dict[str, Any] = self.decoder.assistant_message()  # type: ignore[attr-defined]
-        self._round_raws.append(assistant)
-        self.body = web_search.next_body(self.body, assistant)
-        return [web_search.round_chunk(assistant)], self.body
+
+def _aggregate(chunks: list[AIMessageChunk]) -> AIMessageChunk:
+    total = chunks[0]
+    for chunk in chunks[1:]:
+        total = total + chunk
+    return total
+
+
+def token_text(generation: ChatGenerationChunk) -> str:
+    """The text LangChain's `on_llm_new_token` callback receives for a chunk."""
+    content = generation.message.content
+    return content if isinstance(content, str) else ""

@@ -14,8 +14,8 @@ import httpx
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_messages
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils import from_env, secret_from_env
 from pydantic import (
@@ -29,10 +29,9 @@ from pydantic import (
 )
 
 from langchain_kimi import _structured
-from langchain_kimi._errors import KimiStreamError
 from langchain_kimi._profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._resolve import ModelDefaults, resolve_options
-from langchain_kimi._rounds import InvokePlan, StreamPlan
+from langchain_kimi._rounds import InvokePlan, StreamPlan, token_text
 from langchain_kimi._token_estimate import estimate_message_tokens, estimate_text_tokens
 from langchain_kimi._tools import ToolLike, spec_to_bindable, to_tool_specs
 from langchain_kimi._transport import Transport, TransportConfig
@@ -350,11 +349,10 @@ class ChatKimi(BaseChatModel):
     ) -> ChatResult:
         plan = self._invoke_plan(messages, stop, kwargs)
         transport = self._transport()
-        body: dict[str, Any] | None = plan.body
-        while body is not None:
-            reply = transport.post_json(plan.adapter.path, body)
-            body = plan.next_body(reply.body, reply.base_url)
-        return _result(plan)
+        while plan.pending is not None:
+            reply = transport.post_json(plan.adapter.path, plan.pending)
+            plan.on_reply(reply.body, reply.base_url)
+        return plan.result()
 
     async def _agenerate(
         self,
@@ -365,11 +363,10 @@ class ChatKimi(BaseChatModel):
     ) -> ChatResult:
         plan = self._invoke_plan(messages, stop, kwargs)
         transport = self._transport()
-        body: dict[str, Any] | None = plan.body
-        while body is not None:
-            reply = await transport.apost_json(plan.adapter.path, body)
-            body = plan.next_body(reply.body, reply.base_url)
-        return _result(plan)
+        while plan.pending is not None:
+            reply = await transport.apost_json(plan.adapter.path, plan.pending)
+            plan.on_reply(reply.body, reply.base_url)
+        return plan.result()
 
     def _stream(
         self,
@@ -380,22 +377,13 @@ class ChatKimi(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         plan = self._stream_plan(messages, stop, kwargs)
         transport = self._transport()
-        seen: list[AIMessageChunk] = []
-        body: dict[str, Any] | None = plan.body
-        while body is not None:
-            with (
-                _partial_on_failure(seen),
-                transport.stream_events(plan.adapter.path, body) as events,
-            ):
+        while plan.pending is not None:
+            with plan.guard(), transport.stream_events(plan.adapter.path, plan.pending) as events:
                 plan.start_round(events.base_url)
-                for event, data in events:
-                    for chunk in plan.on_chunks(plan.decoder.feed(event, data)):
-                        yield _emit(chunk, seen, run_manager)
-                for chunk in plan.on_chunks(plan.decoder.finish()):
-                    yield _emit(chunk, seen, run_manager)
-            extra, body = plan.end_round()
-            for chunk in extra:
-                yield _emit(chunk, seen, run_manager)
+                for generation in plan.run_round(events):
+                    if run_manager is not None:
+                        run_manager.on_llm_new_token(token_text(generation), chunk=generation)
+                    yield generation
 
     async def _astream(
         self,
@@ -406,20 +394,16 @@ class ChatKimi(BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         plan = self._stream_plan(messages, stop, kwargs)
         transport = self._transport()
-        seen: list[AIMessageChunk] = []
-        body: dict[str, Any] | None = plan.body
-        while body is not None:
-            with _partial_on_failure(seen):
-                async with transport.astream_events(plan.adapter.path, body) as events:
+        while plan.pending is not None:
+            with plan.guard():
+                async with transport.astream_events(plan.adapter.path, plan.pending) as events:
                     plan.start_round(events.base_url)
-                    async for event, data in events:
-                        for chunk in plan.on_chunks(plan.decoder.feed(event, data)):
-                            yield await _aemit(chunk, seen, run_manager)
-                    for chunk in plan.on_chunks(plan.decoder.finish()):
-                        yield await _aemit(chunk, seen, run_manager)
-            extra, body = plan.end_round()
-            for chunk in extra:
-                yield await _aemit(chunk, seen, run_manager)
+                    async for generation in plan.arun_round(events):
+                        if run_manager is not None:
+                            await run_manager.on_llm_new_token(
+                                token_text(generation), chunk=generation
+                            )
+                        yield generation
 
     # ---------------------------------------------------------------- token estimate
 
@@ -478,62 +462,6 @@ class ChatKimi(BaseChatModel):
         return _structured.build(
             self, schema, method=method, include_raw=include_raw, strict=strict, **kwargs
         )
-
-
-def _result(plan: InvokePlan) -> ChatResult:
-    message = plan.result
-    if message is None:  # pragma: no cover - the plan always ends with a result
-        msg = "no reply"
-        raise RuntimeError(msg)
-    return ChatResult(generations=[ChatGeneration(message=message)])
-
-
-def _emit(
-    chunk: AIMessageChunk, seen: list[AIMessageChunk], run_manager: CallbackManagerForLLMRun | None
-) -> ChatGenerationChunk:
-    seen.append(chunk)
-    generation = ChatGenerationChunk(message=chunk)
-    if run_manager is not None:
-        run_manager.on_llm_new_token(_token_text(chunk), chunk=generation)
-    return generation
-
-
-async def _aemit(
-    chunk: AIMessageChunk,
-    seen: list[AIMessageChunk],
-    run_manager: AsyncCallbackManagerForLLMRun | None,
-) -> ChatGenerationChunk:
-    seen.append(chunk)
-    generation = ChatGenerationChunk(message=chunk)
-    if run_manager is not None:
-        await run_manager.on_llm_new_token(_token_text(chunk), chunk=generation)
-    return generation
-
-
-def _token_text(chunk: AIMessageChunk) -> str:
-    return chunk.content if isinstance(chunk.content, str) else ""
-
-
-class _partial_on_failure:  # noqa: N801 - used as a context manager, reads like one
-    """Attach what already arrived to a stream error that has no partial yet."""
-
-    def __init__(self, seen: list[AIMessageChunk]) -> None:
-        self._seen = seen
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> Literal[False]:
-        if isinstance(exc, KimiStreamError) and exc.partial is None and self._seen:
-            exc.partial = _aggregate(self._seen)
-        return False
-
-
-def _aggregate(chunks: list[AIMessageChunk]) -> AIMessageChunk:
-    total = chunks[0]
-    for chunk in chunks[1:]:
-        total = total + chunk
-    return total
 
 
 __all__ = ["ChatKimi"]

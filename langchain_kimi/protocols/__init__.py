@@ -12,7 +12,8 @@ Both adapters expose the same names (a reader who knows one knows the other):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
@@ -28,15 +29,11 @@ class StreamDecoder(Protocol):
     def finish(self) -> list[AIMessageChunk]: ...
 
 
-class ProtocolAdapter(Protocol):
-    """What ChatKimi needs from a protocol."""
+@dataclass(frozen=True)
+class ProtocolAdapter:
+    """What ChatKimi needs from a protocol: its path and its three pure functions."""
 
     path: str
-
-    def build_request(
-        self, messages: Sequence[BaseMessage], options: RequestOptions
-    ) -> dict[str, Any]: ...
-
-    def parse_response(self, body: dict[str, Any]) -> AIMessage: ...
-
-    def new_decoder(self) -> StreamDecoder: ...
+    build_request: Callable[[Sequence[BaseMessage], RequestOptions], dict[str, Any]]
+    parse_response: Callable[[dict[str, Any]], AIMessage]
+    new_decoder: Callable[[], StreamDecoder]

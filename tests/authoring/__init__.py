@@ -1,1 +1,1 @@
-"""Scripts that write the hand-authored cassettes (request bodies written out per test)."""
+"""Scripts that write the hand-authored cassettes under cassettes/ (see README.md here)."""

@@ -1,8 +1,9 @@
-"""Boilerplate for authored cassettes: reply rendering (JSON and SSE framing) and file writing.
+"""The kit behind every authored cassette: replies, interactions and cassette text.
 
 Request bodies are NOT produced here: every authoring module writes each body out by hand. This
-module only turns a `Reply` (what the authored service answers) into the wire forms the spec
-documents for each protocol, and writes the readable YAML through `tests.cassette_format`.
+module turns what the authored service answers (a `Reply`, or a response written out with the
+pieces of `_wire`) into the wire forms the specs document, wraps request and response into a
+vcrpy interaction, and renders the readable YAML through `tests.cassette_format`.
 """
 
 from __future__ import annotations
@@ -15,11 +16,35 @@ from pathlib import Path
 from typing import Any
 
 from tests import cassette_format
+from tests.authoring._wire import (
+    MESSAGE_STOP,
+    Json,
+    anthropic_message,
+    anthropic_usage,
+    block_delta,
+    block_start,
+    block_stop,
+    frame_anthropic,
+    frame_openai,
+    message_delta,
+    message_start,
+    openai_chunk,
+    openai_completion,
+    openai_usage,
+    openai_usage_chunk,
+    start_usage,
+)
+
+Cassettes = dict[str, str]
+"""A group's output: file path relative to `cassettes/` -> the cassette's YAML text."""
 
 BASE_URL = "https://direct.evolink.ai"
 CASSETTE_ROOT = Path(__file__).resolve().parent.parent.parent / "cassettes"
-CREATED = 1767225600
-PROVENANCE = {"x-cassette-provenance": ["authored-from-spec"]}
+PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
+SHARED_PROVENANCE = [cassette_format.AUTHORED]
+"""One list object for every Reply-rendered interaction: PyYAML writes a value it meets twice
+once with an anchor (`&id001`) and aliases it afterwards (`*id001`). The standard, runnables
+and examples cassettes were written that way; sharing it keeps regeneration byte-identical."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +75,12 @@ class Reply:
     extra_usage: dict[str, Any] = field(default_factory=dict)
 
 
+def signature(reply_id: str) -> str:
+    """A stable, obviously authored signature for an anthropic thinking block."""
+    digest = hashlib.sha256(reply_id.encode()).digest() * 3
+    return base64.b64encode(b"kimi-authored-from-spec:" + digest).decode()
+
+
 def _pieces(text: str, size: int = 3) -> list[str]:
     """Split text into word groups, as a stream would deliver it."""
     words = text.split(" ")
@@ -57,35 +88,26 @@ def _pieces(text: str, size: int = 3) -> list[str]:
     return [p if i == 0 else " " + p for i, p in enumerate(out)] if text else []
 
 
+# --- Reply -> Chat Completions ---------------------------------------------------------------
+
+
 def _args_text(call: Call) -> str:
     return json.dumps(call.args, ensure_ascii=False)
 
 
-def signature(reply_id: str) -> str:
-    """A stable, obviously authored signature for an anthropic thinking block."""
-    digest = hashlib.sha256(reply_id.encode()).digest() * 3
-    return base64.b64encode(b"kimi-authored-from-spec:" + digest).decode()
-
-
-# --- Chat Completions ----------------------------------------------------------------------
-
-
-def _openai_usage(reply: Reply) -> dict[str, Any]:
+def _openai_usage(reply: Reply) -> Json:
     prompt = reply.plain_input + reply.cache_read + reply.cache_write
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": reply.output,
-        "total_tokens": prompt + reply.output,
-        "prompt_tokens_details": {
-            "cached_tokens": reply.cache_read,
-            "cache_write_tokens": reply.cache_write,
-        },
-        "completion_tokens_details": {"reasoning_tokens": reply.reasoning_tokens},
-    }
+    return openai_usage(
+        prompt,
+        reply.output,
+        reply.reasoning_tokens,
+        cached=reply.cache_read,
+        written=reply.cache_write,
+    )
 
 
-def openai_json(reply: Reply) -> dict[str, Any]:
-    message: dict[str, Any] = {
+def openai_json(reply: Reply) -> Json:
+    message: Json = {
         "role": "assistant",
         "content": reply.text or None,
         "reasoning_content": reply.reasoning,
@@ -99,33 +121,13 @@ def openai_json(reply: Reply) -> dict[str, Any]:
             }
             for c in reply.calls
         ]
-    return {
-        "id": reply.id,
-        "object": "chat.completion",
-        "created": CREATED,
-        "model": reply.model,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "tool_calls" if reply.calls else "stop",
-            }
-        ],
-        "usage": _openai_usage(reply),
-    }
+    finish = "tool_calls" if reply.calls else "stop"
+    return openai_completion(reply.id, reply.model, message, finish, _openai_usage(reply))
 
 
 def openai_sse(reply: Reply) -> str:
-    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
-        payload = {
-            "id": reply.id,
-            "object": "chat.completion.chunk",
-            "created": CREATED,
-            "model": reply.model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-            **extra,
-        }
-        return "data: " + json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n\n"
+    def chunk(delta: Json, finish: str | None = None) -> Json:
+        return openai_chunk(reply.id, reply.model, delta, finish)
 
     out = [chunk({"role": "assistant", "content": "", "reasoning_content": ""})]
     out += [chunk({"reasoning_content": p}) for p in _pieces(reply.reasoning)]
@@ -140,35 +142,26 @@ def openai_sse(reply: Reply) -> str:
             piece = {"index": index, "function": {"arguments": text[start : start + 12]}}
             out.append(chunk({"tool_calls": [piece]}))
     out.append(chunk({}, "tool_calls" if reply.calls else "stop"))
-    usage_only = {
-        "id": reply.id,
-        "object": "chat.completion.chunk",
-        "created": CREATED,
-        "model": reply.model,
-        "choices": [],
-        "usage": _openai_usage(reply),
-    }
-    out.append("data: " + json.dumps(usage_only, separators=(",", ":")) + "\n\n")
-    out.append("data: [DONE]\n\n")
-    return "".join(out)
+    out.append(openai_usage_chunk(reply.id, reply.model, _openai_usage(reply)))
+    return frame_openai(out)
 
 
-# --- Messages ------------------------------------------------------------------------------
+# --- Reply -> Messages -----------------------------------------------------------------------
 
 
-def _anthropic_usage(reply: Reply) -> dict[str, Any]:
-    return {
-        "input_tokens": reply.plain_input,
-        "cache_creation_input_tokens": reply.cache_write,
-        "cache_read_input_tokens": reply.cache_read,
-        "output_tokens": reply.output,
-        "output_tokens_details": {"thinking_tokens": reply.reasoning_tokens},
-        **reply.extra_usage,
-    }
+def _anthropic_usage(reply: Reply) -> Json:
+    usage = anthropic_usage(
+        reply.plain_input,
+        reply.output,
+        reply.reasoning_tokens,
+        read=reply.cache_read,
+        write=reply.cache_write,
+    )
+    return {**usage, **reply.extra_usage}
 
 
-def _anthropic_blocks(reply: Reply) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
+def _anthropic_blocks(reply: Reply) -> list[Json]:
+    blocks: list[Json] = []
     if reply.reasoning:
         blocks.append(
             {"type": "thinking", "thinking": reply.reasoning, "signature": signature(reply.id)}
@@ -189,119 +182,71 @@ def _anthropic_stop(reply: Reply) -> str:
     return "end_turn"
 
 
-def anthropic_json(reply: Reply) -> dict[str, Any]:
-    return {
-        "id": reply.id,
-        "type": "message",
-        "role": "assistant",
-        "model": reply.model,
-        "content": _anthropic_blocks(reply),
-        "stop_reason": _anthropic_stop(reply),
-        "stop_sequence": reply.stop_sequence,
-        "usage": _anthropic_usage(reply),
-    }
+def anthropic_json(reply: Reply) -> Json:
+    return anthropic_message(
+        reply.id,
+        reply.model,
+        _anthropic_blocks(reply),
+        _anthropic_stop(reply),
+        _anthropic_usage(reply),
+        reply.stop_sequence,
+    )
 
 
 def anthropic_sse(reply: Reply) -> str:
-    def event(name: str, payload: dict[str, Any]) -> str:
-        data = json.dumps({"type": name, **payload}, ensure_ascii=False, separators=(",", ":"))
-        return f"event: {name}\ndata: {data}\n\n"
-
-    start_usage = {
-        "input_tokens": reply.plain_input,
-        "cache_creation_input_tokens": reply.cache_write,
-        "cache_read_input_tokens": reply.cache_read,
-        "output_tokens": 1,
-    }
-    message: dict[str, Any] = {
-        "id": reply.id,
-        "type": "message",
-        "role": "assistant",
-        "model": reply.model,
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": start_usage,
-    }
-    out = [event("message_start", {"message": message})]
+    usage = _anthropic_usage(reply)
+    out = [message_start(reply.id, reply.model, start_usage(usage))]
     for index, block in enumerate(_anthropic_blocks(reply)):
         kind = block["type"]
         if kind == "thinking":
+            out.append(block_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
+            out += [
+                block_delta(index, {"type": "thinking_delta", "thinking": piece})
+                for piece in _pieces(block["thinking"])
+            ]
             out.append(
-                event(
-                    "content_block_start",
-                    {
-                        "index": index,
-                        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
-                    },
-                )
-            )
-            for piece in _pieces(block["thinking"]):
-                out.append(
-                    event(
-                        "content_block_delta",
-                        {"index": index, "delta": {"type": "thinking_delta", "thinking": piece}},
-                    )
-                )
-            out.append(
-                event(
-                    "content_block_delta",
-                    {
-                        "index": index,
-                        "delta": {"type": "signature_delta", "signature": block["signature"]},
-                    },
-                )
+                block_delta(index, {"type": "signature_delta", "signature": block["signature"]})
             )
         elif kind == "text":
-            out.append(
-                event(
-                    "content_block_start",
-                    {"index": index, "content_block": {"type": "text", "text": ""}},
-                )
-            )
-            for piece in _pieces(block["text"]):
-                out.append(
-                    event(
-                        "content_block_delta",
-                        {"index": index, "delta": {"type": "text_delta", "text": piece}},
-                    )
-                )
+            out.append(block_start(index, {"type": "text", "text": ""}))
+            out += [
+                block_delta(index, {"type": "text_delta", "text": piece})
+                for piece in _pieces(block["text"])
+            ]
         else:
             head = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-            out.append(event("content_block_start", {"index": index, "content_block": head}))
+            out.append(block_start(index, head))
             text = json.dumps(block["input"], ensure_ascii=False)
-            for start in range(0, len(text), 12):
-                delta = {"type": "input_json_delta", "partial_json": text[start : start + 12]}
-                out.append(event("content_block_delta", {"index": index, "delta": delta}))
-        out.append(event("content_block_stop", {"index": index}))
+            out += [
+                block_delta(
+                    index, {"type": "input_json_delta", "partial_json": text[start : start + 12]}
+                )
+                for start in range(0, len(text), 12)
+            ]
+        out.append(block_stop(index))
     final_usage = {
         "output_tokens": reply.output,
         "output_tokens_details": {"thinking_tokens": reply.reasoning_tokens},
     }
-    stop: dict[str, Any] = {
-        "stop_reason": _anthropic_stop(reply),
-        "stop_sequence": reply.stop_sequence,
-    }
-    out.append(event("message_delta", {"delta": stop, "usage": final_usage}))
-    out.append(event("message_stop", {}))
-    return "".join(out)
+    out.append(message_delta(_anthropic_stop(reply), final_usage, reply.stop_sequence))
+    out.append(MESSAGE_STOP)
+    return frame_anthropic(out)
 
 
-# --- cassette files ------------------------------------------------------------------------
-
-PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
+# --- interactions ----------------------------------------------------------------------------
 
 
-def interaction(protocol: str, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
-    """One request/response pair; streaming is decided by the hand-written body's `stream`."""
-    stream = bool(body.get("stream"))
-    if stream:
-        text = openai_sse(reply) if protocol == "openai" else anthropic_sse(reply)
-        content_type = "text/event-stream"
-    else:
-        wire = openai_json(reply) if protocol == "openai" else anthropic_json(reply)
-        text = json.dumps(wire, ensure_ascii=False)
-        content_type = "application/json"
+def exchange(
+    protocol: str,
+    body: Json,
+    response: Json | str,
+    status: tuple[int, str] = (200, "OK"),
+    *,
+    shared_provenance: bool = False,
+) -> Json:
+    """One request/response pair: a str response is an SSE body, a dict a JSON body."""
+    sse = isinstance(response, str)
+    provenance = SHARED_PROVENANCE if shared_provenance else [cassette_format.AUTHORED]
     return {
         "request": {
             "method": "POST",
@@ -313,30 +258,66 @@ def interaction(protocol: str, body: dict[str, Any], reply: Reply) -> dict[str, 
             "body": json.dumps(body, ensure_ascii=False),
         },
         "response": {
-            "status": {"code": 200, "message": "OK"},
-            "headers": {"content-type": [content_type], **PROVENANCE},
-            "body": {"string": text},
+            "status": {"code": status[0], "message": status[1]},
+            "headers": {
+                "content-type": ["text/event-stream" if sse else "application/json"],
+                cassette_format.PROVENANCE_HEADER: provenance,
+            },
+            "body": {"string": response if sse else json.dumps(response, ensure_ascii=False)},
         },
     }
 
 
-def write(path: Path, interactions: list[dict[str, Any]], note: str = "") -> None:
+def interaction(protocol: str, body: Json, reply: Reply) -> Json:
+    """A `Reply` answering a hand-written body; streaming is decided by the body's `stream`."""
+    response: Json | str
+    if body.get("stream"):
+        response = openai_sse(reply) if protocol == "openai" else anthropic_sse(reply)
+    else:
+        response = openai_json(reply) if protocol == "openai" else anthropic_json(reply)
+    return exchange(protocol, body, response, shared_provenance=True)
+
+
+def body_first(item: Json) -> Json:
+    """The same interaction with the request body written before the request headers.
+
+    The features and web_search cassettes were first written in this order; regenerating
+    them byte for byte keeps it (vcrpy and the json_body matcher ignore key order).
+    """
+    request = dict(item["request"])
+    headers = request.pop("headers")
+    request.pop("body")
+    request["body"] = item["request"]["body"]
+    request["headers"] = headers
+    return {**item, "request": request}
+
+
+# --- cassette text and files -----------------------------------------------------------------
+
+
+def render(interactions: list[Json], note: str = "") -> str:
+    """The kimiyaml text; `note` lines become comments after the authored-from-spec header."""
     text = cassette_format.serialize({"version": 1, "interactions": interactions})
-    if note:
-        head, rest = text.split("\n", 2)[:2], text.split("\n", 2)[2]
-        comment = "".join(f"# {line}\n" if line else "#\n" for line in note.splitlines())
-        text = "\n".join(head) + "\n" + comment + rest
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    note = note.strip()
+    if not note:
+        return text
+    comment = "".join(f"# {line}\n" if line else "#\n" for line in note.splitlines())
+    head = cassette_format.AUTHORED_COMMENT
+    assert text.startswith(head), "authored cassettes carry the provenance header"
+    return head + comment + text[len(head) :]
 
 
-def write_all(
-    directory: Path,
-    protocol: str,
-    table: dict[str, list[tuple[dict[str, Any], Reply]]],
-    notes: dict[str, str] | None = None,
-) -> int:
-    for name, pairs in table.items():
-        items = [interaction(protocol, body, reply) for body, reply in pairs]
-        write(directory / f"{name}.yaml", items, (notes or {}).get(name, ""))
-    return len(table)
+def write_files(files: Cassettes, root: Path = CASSETTE_ROOT) -> list[Path]:
+    written = []
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def main(files: Cassettes) -> None:
+    """`python -m tests.authoring.<group>`: write that group's cassettes into cassettes/."""
+    paths = write_files(files)
+    print(f"wrote {len(paths)} cassettes under {CASSETTE_ROOT}")

@@ -5,14 +5,14 @@ Request bodies written out per protocol; see tests/integration_tests/test_runnab
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from tests.authoring._kit import CASSETTE_ROOT, Reply, interaction, write
+from tests.authoring import _kit
+from tests.authoring._kit import Cassettes, Reply, exchange, interaction, render
 
 M = "kimi-k3.1-pro"
 FAST = "kimi-k3.1-pro-highspeed"
-ERRORS = {
+ERRORS: dict[str, dict[str, Any]] = {
     "openai": {
         "error": {"message": "internal error", "type": "server_error", "code": "internal_error"}
     },
@@ -37,11 +37,8 @@ def body(protocol: str, prompt: str, model: str = M, **fields: Any) -> dict[str,
 
 
 def server_error(protocol: str, request: dict[str, Any]) -> dict[str, Any]:
-    item = interaction(protocol, request, Reply("unused"))
-    item["response"]["status"] = {"code": 500, "message": "Internal Server Error"}
-    item["response"]["headers"]["content-type"] = ["application/json"]
-    item["response"]["body"] = {"string": json.dumps(ERRORS[protocol])}
-    return item
+    status = (500, "Internal Server Error")
+    return exchange(protocol, request, ERRORS[protocol], status, shared_provenance=True)
 
 
 def ok(rid: str, text: str, model: str = M) -> Reply:
@@ -56,8 +53,8 @@ def ok(rid: str, text: str, model: str = M) -> Reply:
     )
 
 
-def main() -> None:
-    root = CASSETTE_ROOT / "runnables"
+def cassettes() -> Cassettes:
+    files: Cassettes = {}
     for p in ("openai", "anthropic"):
         pre = "chatcmpl-run-" if p == "openai" else "msg_run_"
         cases: dict[str, list[dict[str, Any]]] = {
@@ -112,9 +109,9 @@ def main() -> None:
             interaction(p, ls_body, ok(pre + "ls", "Hello!", FAST))
         ]
         for name, items in cases.items():
-            write(root / f"{name}[{p}].yaml", items)
-    print(f"wrote runnables cassettes under {root}")
+            files[f"runnables/{name}[{p}].yaml"] = render(items)
+    return files
 
 
 if __name__ == "__main__":
-    main()
+    _kit.main(cassettes())

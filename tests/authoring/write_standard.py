@@ -1,9 +1,13 @@
-"""Write cassettes/standard/<protocol>/*.yaml: `python -m tests.authoring.write_standard`."""
+"""Write cassettes/standard/<protocol>/*.yaml: `python -m tests.authoring.write_standard`.
+
+The request bodies are written out by hand in `standard_openai.py` and `standard_anthropic.py`
+(authored from spec/*.yaml); this module only names the files and adds the notes.
+"""
 
 from __future__ import annotations
 
-from tests.authoring import standard_anthropic, standard_openai
-from tests.authoring._kit import CASSETTE_ROOT, write_all
+from tests.authoring import _kit, standard_anthropic, standard_openai
+from tests.authoring._kit import Cassettes, interaction, render
 
 NOTES = {
     "test_structured_few_shot_examples": (
@@ -18,12 +22,17 @@ NOTES = {
 }
 
 
-def main() -> None:
-    root = CASSETTE_ROOT / "standard"
-    count = write_all(root / "openai", "openai", standard_openai.table(), NOTES)
-    count += write_all(root / "anthropic", "anthropic", standard_anthropic.table(), NOTES)
-    print(f"wrote {count} cassettes under {root}")
+def cassettes() -> Cassettes:
+    files: Cassettes = {}
+    for protocol, table in (
+        ("openai", standard_openai.table()),
+        ("anthropic", standard_anthropic.table()),
+    ):
+        for name, pairs in table.items():
+            items = [interaction(protocol, body, reply) for body, reply in pairs]
+            files[f"standard/{protocol}/{name}.yaml"] = render(items, NOTES.get(name, ""))
+    return files
 
 
 if __name__ == "__main__":
-    main()
+    _kit.main(cassettes())

@@ -1,0 +1,46 @@
+"""`python -m tests.authoring [--check] [GROUP ...]`: regenerate (or check) the authored cassettes.
+
+Without `--check` every named group (default: all) is written into `cassettes/`. With `--check`
+they are written into a temporary directory and compared byte for byte with the committed
+files; any difference, missing file or authored file without a script exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tests.authoring._check import GROUPS, check, generate
+from tests.authoring._kit import CASSETTE_ROOT
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.authoring", description=__doc__)
+    parser.add_argument("groups", nargs="*", metavar="GROUP", help=", ".join(GROUPS))
+    parser.add_argument(
+        "--check", action="store_true", help="compare with cassettes/ instead of writing"
+    )
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.groups) - set(GROUPS))
+    if unknown:
+        parser.error(f"unknown group(s) {', '.join(unknown)}; choose from {', '.join(GROUPS)}")
+    names: list[str] | None = args.groups or None
+    if not args.check:
+        print(f"wrote {generate(names)} cassettes under {CASSETTE_ROOT}")
+        return 0
+    findings = check(names)
+    for finding in findings:
+        print(f"{finding.kind}: {finding.path}")
+        if finding.detail:
+            print(finding.detail, end="")
+    failures = [f for f in findings if f.failed]
+    groups = ", ".join(names or GROUPS)
+    if failures:
+        print(f"FAILED: {len(failures)} cassette(s) differ from what the scripts write ({groups})")
+        return 1
+    print(f"OK: the scripts reproduce every committed cassette ({groups})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
