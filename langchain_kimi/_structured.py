@@ -187,32 +187,41 @@ class _FinalParseMixin(BaseCumulativeTransformOutputParser[Any]):
     silently (langchain-core's cumulative parsers only ever parse partially while streaming)."""
 
     def _transform(self, input: Iterator[str | BaseMessage]) -> Iterator[Any]:
-        total: ChatGenerationChunk | None = None
-        last: Any = None
+        fold = _PartialFold(self)
         for chunk in input:
-            total = _accumulate(total, chunk)
-            parsed = self.parse_result([total], partial=True)
-            if parsed is not None and parsed != last:
-                last = parsed
-                yield parsed
-        if total is not None:
-            final = self.parse_result([total], partial=False)
-            if final != last:
-                yield final
+            yield from fold.push(chunk)
+        yield from fold.close()
 
     async def _atransform(self, input: AsyncIterator[str | BaseMessage]) -> AsyncIterator[Any]:
-        total: ChatGenerationChunk | None = None
-        last: Any = None
+        fold = _PartialFold(self)
         async for chunk in input:
-            total = _accumulate(total, chunk)
-            parsed = self.parse_result([total], partial=True)
-            if parsed is not None and parsed != last:
-                last = parsed
+            for parsed in fold.push(chunk):
                 yield parsed
-        if total is not None:
-            final = self.parse_result([total], partial=False)
-            if final != last:
-                yield final
+        for parsed in fold.close():
+            yield parsed
+
+
+class _PartialFold:
+    """The state both `_transform`s share: the text so far and the last value yielded."""
+
+    def __init__(self, parser: BaseCumulativeTransformOutputParser[Any]) -> None:
+        self._parser = parser
+        self._total: ChatGenerationChunk | None = None
+        self._last: Any = None
+
+    def push(self, chunk: str | BaseMessage) -> list[Any]:
+        self._total = _accumulate(self._total, chunk)
+        parsed = self._parser.parse_result([self._total], partial=True)
+        if parsed is None or parsed == self._last:
+            return []
+        self._last = parsed
+        return [parsed]
+
+    def close(self) -> list[Any]:
+        if self._total is None:
+            return []
+        final = self._parser.parse_result([self._total], partial=False)
+        return [] if final == self._last else [final]
 
 
 def _accumulate(total: ChatGenerationChunk | None, chunk: str | BaseMessage) -> ChatGenerationChunk:
