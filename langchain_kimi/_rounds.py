@@ -45,6 +45,10 @@ class _Plan:
         self._max_rounds = max_builtin_rounds
         self._rounds: list[dict[str, Any]] = []
         """Raw assistant messages of the `$web_search` rounds so far."""
+        self._setup()
+
+    def _setup(self) -> None:
+        """The subclass's own state."""
 
     def _continue_search(self, assistant: dict[str, Any]) -> None:
         if len(self._rounds) >= self._max_rounds:
@@ -62,15 +66,7 @@ class _Plan:
 class InvokePlan(_Plan):
     """Non-streaming call: post `pending`, hand each reply to `on_reply` until it is None."""
 
-    def __init__(
-        self,
-        adapter: ProtocolAdapter,
-        options: RequestOptions,
-        body: dict[str, Any],
-        *,
-        max_builtin_rounds: int,
-    ) -> None:
-        super().__init__(adapter, options, body, max_builtin_rounds=max_builtin_rounds)
+    def _setup(self) -> None:
         self._usages: list[UsageMetadata | None] = []
         self._first_id: str | None = None
         self._result: AIMessage | None = None
@@ -138,22 +134,15 @@ class StreamPlan(_Plan):
     arrived to a stream error.
     """
 
-    def __init__(
-        self,
-        adapter: ProtocolAdapter,
-        options: RequestOptions,
-        body: dict[str, Any],
-        *,
-        max_builtin_rounds: int,
-    ) -> None:
-        super().__init__(adapter, options, body, max_builtin_rounds=max_builtin_rounds)
+    def _setup(self) -> None:
+        stops = self.options.stop
         self._stop_filter = (
-            StopStreamFilter(options.stop) if options.stop and not options.native_stop else None
+            StopStreamFilter(stops) if stops and not self.options.native_stop else None
         )
         self._base_url = ""
         self._base_url_sent = False
         self._seen: list[AIMessageChunk] = []
-        self.decoder: StreamDecoder = adapter.new_decoder()
+        self.decoder: StreamDecoder = self.adapter.new_decoder()
 
     def start_round(self, base_url: str) -> None:
         # A `$web_search` follow-up round must not repeat the header metadata (id, model_name,

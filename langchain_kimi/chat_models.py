@@ -7,6 +7,8 @@ plans each call (shared by the sync and async drivers below).
 
 from __future__ import annotations
 
+import copy
+import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Literal, Self
 
@@ -40,6 +42,7 @@ from langchain_kimi.protocols import ProtocolAdapter
 DEFAULT_BASE_URL = "https://direct.evolink.ai"
 DOCUMENTED_FALLBACK_URL = "https://api.evolink.ai"
 DEFAULT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
+_TRANSPORT_LOCK = threading.Lock()
 """Long reasoning replies at effort `max` can take many minutes; every wait is still bounded."""
 
 _UNSET_FALLBACK = "<documented fallback>"
@@ -235,31 +238,37 @@ class ChatKimi(BaseChatModel):
     # ---------------------------------------------------------------- transport life cycle
 
     def _transport(self) -> Transport:
-        if self._transport_cache is None:
-            if self.api_key is None or not self.api_key.get_secret_value():
-                msg = (
-                    "No EvoLink API key: set the EVOLINK_API_KEY environment variable or pass "
-                    "ChatKimi(api_key=...)"
-                )
-                raise ValueError(msg)
-            timeout = self.timeout
-            if timeout is None:
-                timeout = DEFAULT_TIMEOUT
-            elif not isinstance(timeout, httpx.Timeout):
-                timeout = httpx.Timeout(timeout)
-            config = TransportConfig(
-                base_url=self.base_url,
-                fallback_base_url=self.fallback_base_url,
-                api_key=self.api_key,
-                timeout=timeout,
-                max_retries=self.max_retries,
-                default_headers=dict(self.default_headers or {}),
-                allow_insecure_http=self.allow_insecure_http,
+        if self._transport_cache is not None:
+            return self._transport_cache
+        with _TRANSPORT_LOCK:  # threads sharing one model must share one pool
+            if self._transport_cache is None:
+                self._transport_cache = self._new_transport()
+            return self._transport_cache
+
+    def _new_transport(self) -> Transport:
+        if self.api_key is None or not self.api_key.get_secret_value():
+            msg = (
+                "No EvoLink API key: set the EVOLINK_API_KEY environment variable or pass "
+                "ChatKimi(api_key=...)"
             )
-            self._transport_cache = Transport(
-                config, http_client=self.http_client, http_async_client=self.http_async_client
-            )
-        return self._transport_cache
+            raise ValueError(msg)
+        timeout = self.timeout
+        if timeout is None:
+            timeout = DEFAULT_TIMEOUT
+        elif not isinstance(timeout, httpx.Timeout):
+            timeout = httpx.Timeout(timeout)
+        config = TransportConfig(
+            base_url=self.base_url,
+            fallback_base_url=self.fallback_base_url,
+            api_key=self.api_key,
+            timeout=timeout,
+            max_retries=self.max_retries,
+            default_headers=dict(self.default_headers or {}),
+            allow_insecure_http=self.allow_insecure_http,
+        )
+        return Transport(
+            config, http_client=self.http_client, http_async_client=self.http_async_client
+        )
 
     def close(self) -> None:
         """Close the pooled HTTP clients ChatKimi created (they are re-created on next use)."""
@@ -305,9 +314,15 @@ class ChatKimi(BaseChatModel):
             self.__dict__["api_key"] = secret_from_env("EVOLINK_API_KEY", default=None)()
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
-        clone = self.model_copy(deep=False)
-        clone._transport_cache = None
-        return clone
+        # Deep-copy the settings, share the caller's own httpx clients, never the pooled ones.
+        shared = {"http_client", "http_async_client"}
+        fields = {
+            name: getattr(self, name)
+            if name in shared
+            else copy.deepcopy(getattr(self, name), memo)
+            for name in type(self).model_fields
+        }
+        return type(self).model_construct(_fields_set=set(self.model_fields_set), **fields)
 
     # ---------------------------------------------------------------- calls
 

@@ -171,3 +171,38 @@ def test_key_absent_from_errors(base_url: str) -> None:
         pickle.dumps(error).decode("latin-1"),
     ):
         assert wrong not in surface
+
+
+def test_threads_racing_to_the_first_call_share_one_pool(
+    base_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from langchain_kimi import chat_models
+
+    built: list[object] = []
+    real_transport = chat_models.Transport
+
+    def slow_transport(*args: object, **kwargs: object) -> object:
+        time.sleep(0.05)  # widen the window in which an unguarded lazy init would race
+        transport = real_transport(*args, **kwargs)  # type: ignore[arg-type]
+        built.append(transport)
+        return transport
+
+    monkeypatch.setattr(chat_models, "Transport", slow_transport)
+    model = _model(base_url)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        transports = list(pool.map(lambda _: model._transport(), range(8)))
+    assert len(built) == 1
+    assert all(t is built[0] for t in transports)
+    model.close()
+
+
+def test_deepcopy_does_not_share_mutable_settings() -> None:
+    model = ChatKimi(api_key="k", model_kwargs={"a": 1}, stop=["x"])
+    clone = copy.deepcopy(model)
+    clone.model_kwargs["b"] = 2
+    assert clone.stop is not None
+    clone.stop.append("y")
+    assert model.model_kwargs == {"a": 1}
+    assert model.stop == ["x"]

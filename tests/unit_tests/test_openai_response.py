@@ -170,3 +170,11 @@ def test_pure_builtin_reply_has_no_client_tool_calls() -> None:
     assert msg.tool_calls == []
     assert msg.invalid_tool_calls == []
     assert msg.additional_kwargs["tool_calls"] == [call]
+
+
+def test_a_reply_without_choices_is_an_error_not_an_empty_answer() -> None:
+    from langchain_kimi import KimiAPIError
+    from langchain_kimi.protocols.openai_chat.response import parse_response
+
+    with pytest.raises(KimiAPIError, match="no choices"):
+        parse_response({"id": "chatcmpl-x", "object": "chat.completion", "choices": []})

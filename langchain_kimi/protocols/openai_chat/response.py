@@ -8,6 +8,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
 from langchain_core.messages.ai import InputTokenDetails, OutputTokenDetails, UsageMetadata
 
+from langchain_kimi._errors import KimiAPIError
+
 PROVIDER = "kimi"
 PROTOCOL = "openai"
 BUILTIN = "builtin_function"
@@ -125,7 +127,11 @@ def split_tool_calls(
 def parse_response(body: dict[str, Any]) -> AIMessage:
     """One `chat.completion` body -> AIMessage (never raises on odd tool-call arguments)."""
     choices = body.get("choices") or []
-    choice: dict[str, Any] = choices[0] if choices else {}
+    if not choices or not isinstance(choices[0], dict):
+        # A 200 without an answer must not pass for an empty reply.
+        msg = f"the reply has no choices: {json.dumps(body)[:300]}"
+        raise KimiAPIError(msg)
+    choice: dict[str, Any] = choices[0]
     message: dict[str, Any] = choice.get("message") or {}
     additional_kwargs: dict[str, Any] = {}
     reasoning = message.get("reasoning_content")
