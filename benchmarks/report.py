@@ -214,7 +214,8 @@ def markdown(results: dict[str, Any], image: str) -> str:
     out = [
         "# Benchmarks: ChatKimi against ChatAnthropic, ChatOpenAI and ChatDeepSeek",
         "",
-        "Every client is served **the same recorded-shape replies** by a loopback HTTP server "
+        "Every client is served **the same fixed replies** (shaped like the recorded traffic in "
+        "`tests/fixtures/corpus/`) by a loopback HTTP server "
         "running in a separate process (`benchmarks/server.py`, replies generated "
         "deterministically by `benchmarks/replies.py`), so the numbers compare client work only. "
         "Client CPU is `time.process_time()` of the benchmark process (the server's CPU is not "

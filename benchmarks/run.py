@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -75,6 +76,15 @@ PROFILES = {
 }
 
 
+STARTUP_TIMEOUT = 30.0
+"""Seconds to wait for the server's `PORT` line: a child that hangs before binding fails the run."""
+
+
+def _read_line(stream: IO[bytes], *, timeout: float) -> str:
+    ready, _, _ = select.select([stream], [], [], timeout)
+    return stream.readline().decode() if ready else ""
+
+
 class ServerProcess:
     """The loopback server in its own process; bounded by `max_seconds` and by our stdin pipe."""
 
@@ -90,7 +100,7 @@ class ServerProcess:
             self._command, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
         stdout: IO[bytes] | None = self._proc.stdout
-        line = stdout.readline().decode() if stdout is not None else ""
+        line = _read_line(stdout, timeout=STARTUP_TIMEOUT) if stdout is not None else ""
         if not line.startswith("PORT "):
             self.__exit__()
             msg = f"benchmark server did not start (said {line!r})"

@@ -110,10 +110,10 @@ class Capabilities:
             # Native structured output only: create_agent picks its ProviderStrategy from this
             # key, and anthropic kimi-k3 (no output_config) must get the ToolStrategy instead.
             "structured_output": self.native_structured_output,
-            "native_structured_output": self.native_structured_output,
-            "web_search": self.web_search,
-            "cache_ttl": self.cache_ttl,
-            "stop_sequences": self.stop_sequences,
+            "tool_call_streaming": True,
+            "reasoning_effort_default": "max",
+            # Only keys `ModelProfile` knows: langchain-core warns about any other. Web search,
+            # cache TTL and stop sequences stay on the `Capabilities` row (and in the docs).
         }
 
 

@@ -27,6 +27,7 @@ from langchain_kimi._errors import (
     error_from_response,
     error_from_stream_payload,
 )
+from langchain_kimi._json import dumps_bytes
 
 logger = logging.getLogger("langchain_kimi")
 
@@ -206,7 +207,7 @@ def _is_loopback(host: str) -> bool:
 
 def encode_body(body: dict[str, Any]) -> bytes:
     """Serialize once; the same bytes are resent on every retry and on the fallback."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    return dumps_bytes(body)
 
 
 def header_request_id(headers: Mapping[str, str]) -> str | None:
@@ -217,8 +218,13 @@ def header_request_id(headers: Mapping[str, str]) -> str | None:
     return None
 
 
+_MIN_REDACTED_LENGTH = 8
+"""Shorter "keys" (test placeholders) are not redacted: replacing every occurrence of a one- or
+two-letter string would corrupt the message (and its classification), and protects nothing."""
+
+
 def redact(text: str, secret: str) -> str:
-    return text.replace(secret, _REDACTED) if secret else text
+    return text.replace(secret, _REDACTED) if len(secret) >= _MIN_REDACTED_LENGTH else text
 
 
 def snippet(text: str) -> str:

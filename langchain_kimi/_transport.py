@@ -90,11 +90,40 @@ def _wanted(sse: ServerSentEvent) -> bool:
     return bool(sse.data) or sse.event != "message"
 
 
+@dataclass(frozen=True)
+class _Opened:
+    """A 200 event stream whose first event has arrived (or that ended without one).
+
+    Streams are retried until that first event: a connection lost between the response headers
+    and the first event is retried like one lost before the headers.
+    """
+
+    response: httpx.Response
+    events: Any  # the httpx-sse event iterator (sync or async)
+    first: ServerSentEvent | None
+
+
+def _first_wanted(events: Iterator[ServerSentEvent]) -> ServerSentEvent | None:
+    for sse in events:
+        if _wanted(sse):
+            return sse
+    return None
+
+
+async def _afirst_wanted(events: AsyncIterator[ServerSentEvent]) -> ServerSentEvent | None:
+    async for sse in events:
+        if _wanted(sse):
+            return sse
+    return None
+
+
 class _OpenStream:
-    def __init__(self, response: httpx.Response, base_url: str, *, secret: str) -> None:
-        self._response = response
+    def __init__(self, opened: _Opened, base_url: str, *, secret: str) -> None:
+        self._response = opened.response
+        self._events = opened.events
+        self._first = opened.first
         self.base_url = base_url
-        self.request_id = header_request_id(response.headers)
+        self.request_id = header_request_id(opened.response.headers)
         self._secret = secret
 
 
@@ -102,7 +131,10 @@ class EventStream(_OpenStream):
     """(event name, data) pairs of one open SSE response. Iterate once; nothing is retried."""
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
-        events = EventSource(self._response).iter_sse()
+        if self._first is None:
+            return
+        yield self._first.event, self._first.data
+        events = self._events
         while True:
             error: KimiError | None = None
             try:
@@ -124,8 +156,11 @@ class AsyncEventStream(_OpenStream):
     """Async twin of `EventStream`."""
 
     async def __aiter__(self) -> AsyncIterator[tuple[str, str]]:
-        events = EventSource(self._response).aiter_sse()
+        events = self._events
         try:
+            if self._first is None:
+                return
+            yield self._first.event, self._first.data
             while True:
                 error: KimiError | None = None
                 try:
@@ -298,14 +333,19 @@ class Transport:
 
     def _attempt(
         self, client: httpx.Client, base: str, path: str, content: bytes, *, stream: bool
-    ) -> JsonReply | httpx.Response | Failure:
+    ) -> JsonReply | _Opened | Failure:
         request = self._request(client, base, path, content, stream=stream)
         try:
             response = client.send(request, stream=True)
         except httpx.TransportError as exc:
             return failure_before_response(exc, _host(base), secret=self._secret)
         if stream and is_open_stream(response.status_code, response.headers):
-            return response
+            events = EventSource(response).iter_sse()
+            try:
+                return _Opened(response, events, _first_wanted(events))
+            except httpx.TransportError as exc:
+                response.close()
+                return failure_before_response(exc, _host(base), secret=self._secret)
         read_error = None
         try:
             response.read()
@@ -317,7 +357,7 @@ class Transport:
 
     def _run(
         self, path: str, body: dict[str, Any], *, stream: bool
-    ) -> tuple[JsonReply | httpx.Response, str]:
+    ) -> tuple[JsonReply | _Opened, str]:
         content = encode_body(body)
         client = self._sync_client()
         plan = RetryPlan(self._bases, self._config.max_retries)
@@ -338,30 +378,35 @@ class Transport:
         return reply
 
     def stream_events(self, path: str, body: dict[str, Any]) -> AbstractContextManager[EventStream]:
-        """Open an SSE POST (retrying until the response headers arrive) and yield its events."""
+        """Open an SSE POST (retrying until its first event arrives) and yield its events."""
         return self._stream_events(path, body)
 
     @contextmanager
     def _stream_events(self, path: str, body: dict[str, Any]) -> Iterator[EventStream]:
-        response, base = self._run(path, body, stream=True)
-        assert isinstance(response, httpx.Response)
+        opened, base = self._run(path, body, stream=True)
+        assert isinstance(opened, _Opened)
         try:
-            yield EventStream(response, base, secret=self._secret)
+            yield EventStream(opened, base, secret=self._secret)
         finally:
-            response.close()
+            opened.response.close()
 
     # -- async I/O (mirrors the sync loops) -------------------------------------------------------
 
     async def _aattempt(
         self, client: httpx.AsyncClient, base: str, path: str, content: bytes, *, stream: bool
-    ) -> JsonReply | httpx.Response | Failure:
+    ) -> JsonReply | _Opened | Failure:
         request = self._request(client, base, path, content, stream=stream)
         try:
             response = await client.send(request, stream=True)
         except httpx.TransportError as exc:
             return failure_before_response(exc, _host(base), secret=self._secret)
         if stream and is_open_stream(response.status_code, response.headers):
-            return response
+            events = EventSource(response).aiter_sse()
+            try:
+                return _Opened(response, events, await _afirst_wanted(events))
+            except httpx.TransportError as exc:
+                await response.aclose()
+                return failure_before_response(exc, _host(base), secret=self._secret)
         read_error = None
         try:
             await response.aread()
@@ -373,7 +418,7 @@ class Transport:
 
     async def _arun(
         self, path: str, body: dict[str, Any], *, stream: bool
-    ) -> tuple[JsonReply | httpx.Response, str]:
+    ) -> tuple[JsonReply | _Opened, str]:
         content = encode_body(body)
         client = await self._async_client()
         plan = RetryPlan(self._bases, self._config.max_retries)
@@ -403,9 +448,9 @@ class Transport:
     async def _astream_events(
         self, path: str, body: dict[str, Any]
     ) -> AsyncIterator[AsyncEventStream]:
-        response, base = await self._arun(path, body, stream=True)
-        assert isinstance(response, httpx.Response)
+        opened, base = await self._arun(path, body, stream=True)
+        assert isinstance(opened, _Opened)
         try:
-            yield AsyncEventStream(response, base, secret=self._secret)
+            yield AsyncEventStream(opened, base, secret=self._secret)
         finally:
-            await response.aclose()
+            await opened.response.aclose()

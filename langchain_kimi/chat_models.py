@@ -85,7 +85,9 @@ class ChatKimi(BaseChatModel):
     api_key: SecretStr | None = Field(
         default_factory=secret_from_env("EVOLINK_API_KEY", default=None)
     )
-    """EvoLink API key; read from `EVOLINK_API_KEY`. Needed at call time, not to construct."""
+    """EvoLink API key; read from `EVOLINK_API_KEY`. Needed at call time, not to construct.
+    Never printed, logged or serialized; a pickle omits it (the loading process reads its own
+    `EVOLINK_API_KEY`)."""
     base_url: str = Field(default_factory=from_env("EVOLINK_BASE_URL", default=DEFAULT_BASE_URL))
     """Host root (env `EVOLINK_BASE_URL`); `/v1/messages` or `/v1/chat/completions` is appended."""
     fallback_base_url: str | None = _UNSET_FALLBACK

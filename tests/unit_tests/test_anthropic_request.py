@@ -575,3 +575,53 @@ def test_empty_assistant_message_dropped() -> None:
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
     ]
+
+
+# --- a call whose arguments were not a JSON object, from another protocol --------------------
+
+_BAD_ARGS = '{"city": "Par'
+
+
+def _invalid_call_history(content: Any) -> list[BaseMessage]:
+    return [
+        HumanMessage("Weather in Paris?"),
+        AIMessage(
+            content=content,
+            invalid_tool_calls=[
+                {
+                    "type": "invalid_tool_call",
+                    "name": "get_weather",
+                    "args": _BAD_ARGS,
+                    "id": "functions.get_weather:0",
+                    "error": None,
+                }
+            ],
+        ),
+        ToolMessage("bad arguments", tool_call_id="functions.get_weather:0", status="error"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "",
+        [
+            {
+                "type": "invalid_tool_call",
+                "name": "get_weather",
+                "args": _BAD_ARGS,
+                "id": "functions.get_weather:0",
+                "error": None,
+            }
+        ],
+    ],
+    ids=["default", "v1"],
+)
+def test_invalid_tool_call_keeps_its_turn_and_result_paired(content: Any) -> None:
+    body = build(_invalid_call_history(content))
+    assistant, result = body["messages"][1], body["messages"][2]
+    assert assistant["content"] == [
+        {"type": "tool_use", "id": "functions.get_weather:0", "name": "get_weather", "input": {}}
+    ]
+    assert result["content"][0]["tool_use_id"] == "functions.get_weather:0"
+    assert result["content"][0]["is_error"] is True

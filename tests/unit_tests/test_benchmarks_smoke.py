@@ -19,6 +19,7 @@ pytest.importorskip("matplotlib")
 
 @pytest.mark.enable_socket
 @pytest.mark.allow_hosts(["127.0.0.1"])
+@pytest.mark.filterwarnings("ignore:Unrecognized keys in model profile")
 def test_tiny_run_covers_every_client_without_errors(tmp_path: Path) -> None:
     results = run.main(["--tiny", "--out", str(tmp_path)])
 

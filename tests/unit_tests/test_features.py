@@ -600,9 +600,10 @@ def test_profile_reflects_the_capability_row() -> None:
     assert k3.profile is not None
     k31_row: dict[str, Any] = dict(k31.profile)
     k3_row: dict[str, Any] = dict(k3.profile)
-    assert k31_row["web_search"] is True
-    assert k3_row["web_search"] is False
+    assert k31_row["image_inputs"] is True
     assert k3_row["image_inputs"] is False
+    assert k31_row["structured_output"] is True
+    assert k3_row["structured_output"] is False  # no output_config on kimi-k3 Messages
     assert k31_row["video_inputs"] is False
     openai_k3, _ = capturing("openai", K3)
     assert openai_k3.profile is not None

@@ -328,3 +328,23 @@ def test_config_is_picklable() -> None:
     clone = pickle.loads(pickle.dumps(cfg))
     assert clone.api_key.get_secret_value() == KEY
     assert dict(clone.default_headers) == {"X-A": "1"}
+
+
+def test_a_short_placeholder_key_does_not_corrupt_error_messages() -> None:
+    import httpx
+
+    from langchain_kimi import ChatKimi, KimiContextOverflowError
+
+    def too_long(request: httpx.Request) -> httpx.Response:
+        body = {
+            "error": {"message": "Input token length too long", "type": "invalid_request_error"}
+        }
+        return httpx.Response(400, json=body)
+
+    model = ChatKimi(
+        api_key="k",
+        max_retries=0,
+        http_client=httpx.Client(transport=httpx.MockTransport(too_long)),
+    )
+    with pytest.raises(KimiContextOverflowError, match="Input token length too long"):
+        model.invoke("hi")

@@ -235,6 +235,24 @@ async def test_drop_after_first_event_is_not_retried(mode: str, exc: Exception) 
     assert delays == []
 
 
+@pytest.mark.parametrize(
+    "exc",
+    [httpx.RemoteProtocolError("peer closed connection"), httpx.ReadError("reset by peer")],
+    ids=["remote-protocol", "read-error"],
+)
+async def test_drop_before_the_first_event_is_retried(mode: str, exc: Exception) -> None:
+    # The issue: "streams are retried only before the first event" - headers alone don't count.
+    script = Script(
+        httpx.Response(200, headers=SSE, stream=Faulty([b": keepalive\n\n"], exc)),
+        httpx.Response(200, headers=SSE, content=FIRST),
+    )
+    transport, delays = make(script)
+    _, _, events = await collect(transport, mode)
+    assert events == [("message_start", '{"type":"message_start"}')]
+    assert len(script.requests) == 2
+    assert len(delays) == 1
+
+
 async def test_silence_mid_stream_is_a_timeout(mode: str) -> None:
     script = Script(httpx.Response(200, headers=SSE, stream=Faulty([FIRST], httpx.ReadTimeout(""))))
     transport, _ = make(script)

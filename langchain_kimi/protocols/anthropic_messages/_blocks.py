@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -201,6 +201,19 @@ def _tool_use(call_id: Any, name: Any, args: Any) -> Block:
     return {"type": "tool_use", "id": call_id, "name": name, "input": args}
 
 
+def _invalid_tool_uses(message: AIMessage, skip: Collection[Any] = ()) -> list[Block]:
+    """`tool_use` blocks for calls whose arguments were not a JSON object.
+
+    The Messages wire needs an object `input`; `{}` keeps the call (and the `tool_result` that
+    answers it) in the history, while the raw arguments stay in `invalid_tool_calls`.
+    """
+    return [
+        _tool_use(call["id"], call.get("name") or "", {})
+        for call in message.invalid_tool_calls
+        if call.get("id") and call["id"] not in skip
+    ]
+
+
 def _is_unchanged(message: AIMessage, stored: list[Any]) -> bool:
     """Whether `stored` (anthropic_blocks) still says what the message's current fields say."""
     if not all(isinstance(b, dict) for b in stored):
@@ -260,6 +273,9 @@ def _from_v1_or_native(block: Block) -> Block | None:
         if isinstance(extras, dict) and extras.get("signature"):
             thinking["signature"] = extras["signature"]
         return thinking
+    if kind == "invalid_tool_call":
+        # Not a JSON object: see `_invalid_tool_uses`.
+        return _tool_use(block.get("id"), block.get("name") or "", {})
     if kind in ("tool_call", "tool_call_chunk", "server_tool_call", "server_tool_call_chunk"):
         args = block.get("args")
         if isinstance(args, str):
@@ -305,6 +321,8 @@ def _from_content_list(message: AIMessage, content: list[Any]) -> list[Block]:
         for tc in message.tool_calls
         if tc["id"] not in seen
     )
+    present = {b.get("id") for b in blocks if b["type"] == "tool_use"}
+    blocks.extend(_invalid_tool_uses(message, skip=present))
     return blocks
 
 
@@ -322,6 +340,7 @@ def assistant_blocks(message: AIMessage, caps: Capabilities) -> list[Block]:
         if message.content:
             blocks.append({"type": "text", "text": message.content})
         blocks.extend(_tool_use(tc["id"], tc["name"], tc["args"]) for tc in message.tool_calls)
+        blocks.extend(_invalid_tool_uses(message))
     if not caps.server_tool_blocks:
         # kimi-k3's schema has no server search blocks: they cannot be replayed there.
         blocks = [b for b in blocks if b["type"] not in SERVER_BLOCK_TYPES]

@@ -15,6 +15,7 @@ from typing import Any
 from langchain_core.messages import AIMessageChunk
 from langchain_core.messages.tool import tool_call_chunk
 
+from langchain_kimi import _json as fast_json
 from langchain_kimi._errors import KimiStreamError, error_from_stream_payload
 from langchain_kimi.protocols.anthropic_messages._blocks import THINKING_TYPES
 from langchain_kimi.protocols.anthropic_messages.response import (
@@ -49,7 +50,7 @@ class StreamDecoder:
         if event not in _HANDLERS and event not in ("", "message", "error"):
             return []  # unknown events are ignored (the protocol may add new ones)
         try:
-            payload = json.loads(data)
+            payload = fast_json.loads(data)
         except ValueError as exc:
             msg = f"malformed JSON in {event or 'message'!r} stream event: {data[:200]!r}"
             raise KimiStreamError(msg, partial=self._aggregate()) from exc

@@ -7,13 +7,13 @@ after the finish chunk, as a trailing chunk with empty `choices`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessageChunk
 from langchain_core.messages.tool import ToolCallChunk
 
+from langchain_kimi import _json as fast_json
 from langchain_kimi._errors import KimiStreamError, error_from_stream_payload
 from langchain_kimi.protocols.openai_chat.response import (
     BUILTIN,
@@ -78,7 +78,7 @@ class StreamDecoder:
         if event not in _DATA_EVENTS and event != "error":
             return []  # keep-alives and unknown event types carry no reply data
         try:
-            payload = json.loads(data)
+            payload = fast_json.loads(data)
         except ValueError as exc:
             raise KimiStreamError(
                 f"malformed JSON in Chat Completions stream event: {data[:200]!r} ({exc})",

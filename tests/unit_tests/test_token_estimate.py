@@ -1,0 +1,43 @@
+"""The offline token estimate (the gateway has no counting endpoint)."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from langchain_kimi import ChatKimi
+from langchain_kimi._token_estimate import PER_MESSAGE_OVERHEAD, estimate_text_tokens
+
+MODEL = ChatKimi(api_key="placeholder")
+
+
+def test_ascii_is_about_four_characters_per_token() -> None:
+    assert estimate_text_tokens("") == 0
+    assert estimate_text_tokens("abcd") == 1
+    assert estimate_text_tokens("abcde") == 2
+    assert MODEL.get_num_tokens("x" * 400) == 100
+
+
+def test_non_ascii_counts_one_token_per_character() -> None:
+    assert estimate_text_tokens("你好世界") == 4
+    assert estimate_text_tokens("ab你好") == 1 + 2
+
+
+def test_messages_add_overhead_reasoning_and_tool_calls() -> None:
+    plain = MODEL.get_num_tokens_from_messages([HumanMessage("abcd")])
+    assert plain == PER_MESSAGE_OVERHEAD + 1
+    with_reasoning = AIMessage("abcd", additional_kwargs={"reasoning_content": "x" * 40})
+    assert MODEL.get_num_tokens_from_messages([with_reasoning]) == plain + 10
+    with_call = AIMessage(
+        "abcd", tool_calls=[{"name": "get_weather", "args": {"city": "Oslo"}, "id": "c1"}]
+    )
+    assert MODEL.get_num_tokens_from_messages([with_call]) > plain
+
+
+def test_tuples_blocks_and_tools_are_accepted() -> None:
+    messages = [("system", "Be terse."), ("human", [{"type": "text", "text": "abcd"}])]
+    base = MODEL.get_num_tokens_from_messages(messages)  # type: ignore[arg-type]
+    assert base == MODEL.get_num_tokens_from_messages(
+        [SystemMessage("Be terse."), HumanMessage("abcd")]
+    )
+    tool = {"type": "function", "function": {"name": "get_weather", "parameters": {}}}
+    assert MODEL.get_num_tokens_from_messages(messages, tools=[tool]) > base  # type: ignore[arg-type]
