@@ -330,6 +330,20 @@ def table() -> Table:
                 (std(JOKE_PROMPT, **fmt(schema)), joke(_rid(key, "_i"))),
                 (_stream(std(JOKE_PROMPT, **fmt(schema))), joke(_rid(key, "_s"))),
             ]
+    # json_mode on Messages K3.1 is the native json_schema path (there is no JSON-object mode).
+    json_mode_prompt = [
+        user(
+            "Tell me a joke about cats. Return the result as a JSON with 'setup' and "
+            "'punchline' keys. Return nothing other than JSON."
+        )
+    ]
+    titled = {**joke_schema(), "properties": _TITLED}
+    t["test_json_mode"] = [
+        (std(json_mode_prompt, **fmt(joke_schema())), joke(_rid("json_mode_1"))),
+        (_stream(std(json_mode_prompt, **fmt(joke_schema()))), joke(_rid("json_mode_2"))),
+        (std(json_mode_prompt, **fmt(titled)), joke(_rid("json_mode_3"))),
+        (_stream(std(json_mode_prompt, **fmt(titled))), joke(_rid("json_mode_4"))),
+    ]
     v1_dict = {**joke_schema(), "properties": _TITLED}
     t["test_structured_output_pydantic_2_v1"] = [
         (std(JOKE_PROMPT, **fmt(joke_schema())), joke(_rid("v1_1"))),

@@ -103,6 +103,11 @@ class _KimiIntegrationTests(ChatModelIntegrationTests):
         return True
 
     @property
+    def supports_json_mode(self) -> bool:
+        # openai: response_format json_object; anthropic K3.1: the native json_schema path.
+        return True
+
+    @property
     def supports_image_inputs(self) -> bool:
         return True
 
@@ -155,10 +160,6 @@ class _KimiIntegrationTests(ChatModelIntegrationTests):
 
 class TestKimiOpenAIStandard(_KimiIntegrationTests):
     protocol = "openai"
-
-    @property
-    def supports_json_mode(self) -> bool:
-        return True
 
 
 class TestKimiAnthropicStandard(_KimiIntegrationTests):

@@ -31,6 +31,11 @@ class _KimiUnitTests(ChatModelUnitTests):
         return True
 
     @property
+    def supports_json_mode(self) -> bool:
+        # openai: response_format json_object; anthropic K3.1: the native json_schema path.
+        return True
+
+    @property
     def supports_image_inputs(self) -> bool:
         return True
 
@@ -61,10 +66,6 @@ class _KimiUnitTests(ChatModelUnitTests):
 
 class TestKimiOpenAIUnit(_KimiUnitTests):
     protocol = "openai"
-
-    @property
-    def supports_json_mode(self) -> bool:
-        return True
 
     @property
     def supports_video_inputs(self) -> bool:
