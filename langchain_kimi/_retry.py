@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from langchain_kimi import _json as fast_json
 from langchain_kimi._errors import (
     KimiAPIError,
     KimiConnectionError,
@@ -285,7 +286,7 @@ def json_body_or_error(
 ) -> dict[str, Any] | KimiError:
     """A 2xx reply must be a JSON object, and not an error object."""
     try:
-        payload = json.loads(text)
+        payload = fast_json.loads(text)
     except ValueError:
         payload = None
     if isinstance(payload, dict):

@@ -38,9 +38,12 @@ REPLY = {
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
+    seen_headers: dict[str, str] = {}
+
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length", "0"))
         self.rfile.read(length)
+        _Handler.seen_headers = {k.lower(): v for k, v in self.headers.items()}
         if self.headers.get("authorization") != f"Bearer {SECRET}":
             payload = json.dumps(
                 {"error": {"message": "invalid api key", "type": "invalid_request_error"}}
@@ -206,3 +209,13 @@ def test_deepcopy_does_not_share_mutable_settings() -> None:
     clone.stop.append("y")
     assert model.model_kwargs == {"a": 1}
     assert model.stop == ["x"]
+
+
+def test_requests_carry_the_documented_headers(base_url: str) -> None:
+    _model(base_url).invoke("hi")
+    headers = _Handler.seen_headers
+    assert headers["authorization"] == f"Bearer {SECRET}"
+    assert headers["user-agent"].startswith("langchain-kimi/")
+    assert headers["content-type"] == "application/json"
+    assert headers["accept"] == "application/json"
+    assert "gzip" in headers["accept-encoding"]
