@@ -30,7 +30,6 @@ from pydantic import (
     model_validator,
 )
 
-from langchain_kimi import _structured
 from langchain_kimi._profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._resolve import ModelDefaults, resolve_options
 from langchain_kimi._rounds import InvokePlan, StreamPlan, token_text
@@ -476,6 +475,9 @@ class ChatKimi(BaseChatModel):
     ) -> Runnable[LanguageModelInput, dict[str, Any] | Any]:
         """Structured output, native where documented (see `_structured` for the per-model
         x protocol choices and fallbacks)."""
+        # Imported on first use: its output parsers cost a third of this package's import time.
+        from langchain_kimi import _structured
+
         return _structured.build(
             self, schema, method=method, include_raw=include_raw, strict=strict, **kwargs
         )
