@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 from langchain_core.load import dumps
@@ -38,7 +39,7 @@ REPLY = {
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
-    seen_headers: dict[str, str] = {}
+    seen_headers: ClassVar[dict[str, str]] = {}
 
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length", "0"))
