@@ -23,7 +23,6 @@ from typing import Any
 
 import httpx
 import pytest
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
@@ -44,6 +43,7 @@ from tests.authoring._shared import (
     REASONING_PROMPT,
 )
 from tests.conftest import CASSETTE_ROOT, PLACEHOLDER_KEY
+from tests.standard_flags import KimiStandardFlags
 
 pytestmark = pytest.mark.vcr
 
@@ -83,41 +83,10 @@ def _offline_suite_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(function_calling, "uuid", SimpleNamespace(uuid4=lambda: next(ids)))
 
 
-class _KimiIntegrationTests(ChatModelIntegrationTests):
-    protocol: str = "openai"
-
-    @property
-    def chat_model_class(self) -> type[BaseChatModel]:
-        return ChatKimi
-
+class _KimiIntegrationTests(KimiStandardFlags, ChatModelIntegrationTests):
     @property
     def chat_model_params(self) -> dict[str, Any]:
         return {"model": "kimi-k3.1-pro", "protocol": self.protocol, "api_key": _api_key()}
-
-    @property
-    def has_tool_choice(self) -> bool:
-        return True
-
-    @property
-    def has_structured_output(self) -> bool:
-        return True
-
-    @property
-    def supports_json_mode(self) -> bool:
-        # openai: response_format json_object; anthropic K3.1: the native json_schema path.
-        return True
-
-    @property
-    def supports_image_inputs(self) -> bool:
-        return True
-
-    @property
-    def supports_image_urls(self) -> bool:
-        return True
-
-    @property
-    def supports_image_tool_message(self) -> bool:
-        return True
 
     @property
     def enable_vcr_tests(self) -> bool:
@@ -164,10 +133,6 @@ class TestKimiOpenAIStandard(_KimiIntegrationTests):
 
 class TestKimiAnthropicStandard(_KimiIntegrationTests):
     protocol = "anthropic"
-
-    @property
-    def supports_anthropic_inputs(self) -> bool:
-        return True
 
 
 def test_every_cassette_is_used() -> None:

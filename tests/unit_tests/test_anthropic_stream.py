@@ -3,7 +3,6 @@ and the aggregation rule (sum of chunks == parse_response of the equivalent body
 
 from __future__ import annotations
 
-import itertools
 import json
 import operator
 from collections.abc import Iterable, Sequence
@@ -16,40 +15,14 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_kimi._errors import KimiRateLimitError, KimiStreamError
 from langchain_kimi.protocols.anthropic_messages import StreamDecoder, parse_response
 from tests.schema_validation import validate_response
+from tests.sse_text import parse_sse, split_at
 
 # --- helpers (imported by test_anthropic_corpus) -------------------------------------------
 
 
 def sse_events(raw: bytes, cuts: Sequence[int] = ()) -> list[tuple[str, str]]:
-    """A tiny SSE parser fed `raw` in pieces split at `cuts` (byte offsets), like a network read.
-
-    Lines are decoded only when complete, so a cut inside a multi-byte character is harmless.
-    """
-    bounds = [0, *sorted(c for c in cuts if 0 < c < len(raw)), len(raw)]
-    events: list[tuple[str, str]] = []
-    buffer = b""
-    event, data = "", list[str]()
-    for start, end in itertools.pairwise(bounds):
-        buffer += raw[start:end]
-        while b"\n" in buffer:
-            line_bytes, buffer = buffer.split(b"\n", 1)
-            line = line_bytes.decode("utf-8").rstrip("\r")
-            if not line:
-                if data:
-                    events.append((event or "message", "\n".join(data)))
-                event, data = "", []
-            elif line.startswith(":"):
-                continue
-            else:
-                field, _, value = line.partition(":")
-                value = value.removeprefix(" ")
-                if field == "event":
-                    event = value
-                elif field == "data":
-                    data.append(value)
-    if data:
-        events.append((event or "message", "\n".join(data)))
-    return events
+    """`raw` parsed as SSE after being split at `cuts` (byte offsets), like network reads."""
+    return parse_sse(split_at(raw, cuts), default_event="message")
 
 
 def decode(events: Iterable[tuple[str, str]]) -> list[AIMessageChunk]:

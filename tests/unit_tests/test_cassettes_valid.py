@@ -11,6 +11,7 @@ import pytest
 
 from tests import cassette_format
 from tests.schema_validation import validate_error, validate_request, validate_response
+from tests.sse_text import parse_sse
 
 CASSETTE_ROOT = Path(__file__).resolve().parent.parent.parent / "cassettes"
 CASSETTES = sorted(CASSETTE_ROOT.rglob("*.yaml"))
@@ -36,17 +37,7 @@ def _body_text(body: Any) -> str:
 
 def _sse_events(text: str) -> list[tuple[str, str]]:
     """(event name, data) pairs of an SSE body, per the text/event-stream format."""
-    events = []
-    for raw in re.split(r"\r?\n\r?\n", text):
-        name, data = "message", []
-        for line in raw.splitlines():
-            if line.startswith("event:"):
-                name = line[len("event:") :].strip()
-            elif line.startswith("data:"):
-                data.append(line[len("data:") :].removeprefix(" "))
-        if data:
-            events.append((name, "\n".join(data)))
-    return events
+    return parse_sse([text.encode()], default_event="message")
 
 
 def _check_anthropic_stream(events: list[tuple[str, str]]) -> None:

@@ -23,34 +23,11 @@ from langchain_kimi._errors import (
 )
 from langchain_kimi.protocols.openai_chat.response import parse_response
 from langchain_kimi.protocols.openai_chat.stream import StreamDecoder
+from tests.sse_text import parse_sse
 
 
 def sse_events(pieces: Iterable[bytes]) -> list[tuple[str, str]]:
-    """(event, data) pairs from raw SSE bytes arriving in arbitrary pieces."""
-    events: list[tuple[str, str]] = []
-    buffer = b""
-    event, data = "", list[str]()
-    for piece in pieces:
-        buffer += piece
-        while b"\n" in buffer:
-            raw_line, buffer = buffer.split(b"\n", 1)
-            line = raw_line.rstrip(b"\r").decode("utf-8")
-            if not line:
-                if data:
-                    events.append((event, "\n".join(data)))
-                event, data = "", []
-            elif line.startswith(":"):
-                continue
-            else:
-                field, _, value = line.partition(":")
-                value = value.removeprefix(" ")
-                if field == "event":
-                    event = value
-                elif field == "data":
-                    data.append(value)
-    if data:
-        events.append((event, "\n".join(data)))
-    return events
+    return parse_sse(pieces)
 
 
 def random_pieces(raw: bytes, seed: int, max_size: int = 40) -> list[bytes]:

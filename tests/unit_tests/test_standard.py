@@ -9,43 +9,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_tests.unit_tests import ChatModelUnitTests
 
 from langchain_kimi import ChatKimi
+from tests.standard_flags import KimiStandardFlags
 
 
-class _KimiUnitTests(ChatModelUnitTests):
-    protocol: str = "openai"
-
-    @property
-    def chat_model_class(self) -> type[BaseChatModel]:
-        return ChatKimi
-
+class _KimiUnitTests(KimiStandardFlags, ChatModelUnitTests):
     @property
     def chat_model_params(self) -> dict[str, Any]:
         return {"model": "kimi-k3.1-pro", "protocol": self.protocol, "api_key": "test"}
-
-    @property
-    def has_tool_choice(self) -> bool:
-        return True
-
-    @property
-    def has_structured_output(self) -> bool:
-        return True
-
-    @property
-    def supports_json_mode(self) -> bool:
-        # openai: response_format json_object; anthropic K3.1: the native json_schema path.
-        return True
-
-    @property
-    def supports_image_inputs(self) -> bool:
-        return True
-
-    @property
-    def supports_image_urls(self) -> bool:
-        return True
-
-    @property
-    def supports_image_tool_message(self) -> bool:
-        return True
 
     @property
     def init_from_env_params(self) -> tuple[dict[str, str], dict[str, Any], dict[str, Any]]:
@@ -67,17 +37,9 @@ class _KimiUnitTests(ChatModelUnitTests):
 class TestKimiOpenAIUnit(_KimiUnitTests):
     protocol = "openai"
 
-    @property
-    def supports_video_inputs(self) -> bool:
-        return True
-
 
 class TestKimiAnthropicUnit(_KimiUnitTests):
     protocol = "anthropic"
-
-    @property
-    def supports_anthropic_inputs(self) -> bool:
-        return True
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
