@@ -28,6 +28,10 @@ _CONTEXT_OVERFLOW = re.compile(
 class KimiError(lc.ModelError):
     """Base of every error raised by langchain-kimi for a failed model call."""
 
+    partial: Any = None
+    """When a stream failed after events arrived (cut, timed out, or an error event): what did
+    arrive, aggregated into one `AIMessageChunk`. None otherwise."""
+
     def __init__(
         self,
         message: str,

@@ -15,7 +15,9 @@ import orjson
 
 
 def dumps_bytes(value: Any) -> bytes:
-    """Compact UTF-8 JSON (the same bytes as `json.dumps(..., ensure_ascii=False)` compact)."""
+    """Compact UTF-8 JSON: the bytes `json.dumps(..., ensure_ascii=False)` gives, except that
+    NaN and infinities become `null` (JSON has no such numbers; the standard library would
+    write `NaN`, which the gateway cannot parse)."""
     try:
         return orjson.dumps(value)
     except TypeError:

@@ -154,8 +154,10 @@ def build_headers(
     user_agent: str,
     default_headers: Mapping[str, str],
     stream: bool,
-) -> dict[str, str]:
-    headers = {"User-Agent": user_agent, **default_headers}
+) -> httpx.Headers:
+    # Case-insensitive: a caller's `user-agent` or `accept-encoding` replaces ours, never doubles.
+    headers = httpx.Headers({"User-Agent": user_agent})
+    headers.update(default_headers)
     headers["Authorization"] = f"Bearer {api_key}"
     headers["Content-Type"] = "application/json"
     headers["Accept"] = "text/event-stream" if stream else "application/json"
@@ -268,11 +270,20 @@ def failure_before_response(exc: httpx.TransportError, host: str, *, secret: str
     )
 
 
-def error_after_response(
-    exc: httpx.TransportError, host: str, *, secret: str, streaming: bool
-) -> KimiError:
+ReadFailure = httpx.TransportError | httpx.DecodingError
+READ_FAILURES = (httpx.TransportError, httpx.DecodingError)
+"""What reading a response body can raise: a transport fault, or a body that does not decode
+(a corrupt gzip / brotli / zstd stream from a proxy), which is not a `TransportError`."""
+
+
+def error_after_response(exc: ReadFailure, host: str, *, secret: str, streaming: bool) -> KimiError:
     """httpx failed after the response headers: the reply was cut short; never retried."""
     detail = redact(f"{type(exc).__name__}: {exc}".rstrip(": "), secret)
+    if isinstance(exc, httpx.DecodingError):
+        what = "stream" if streaming else "reply"
+        return (KimiStreamError if streaming else KimiAPIError)(
+            f"the {what} from {host} could not be decoded ({detail})"
+        )
     if isinstance(exc, httpx.TimeoutException):
         what = "no stream data" if streaming else "no data"
         return KimiTimeoutError(f"{what} from {host} within the read timeout ({detail})")
@@ -333,7 +344,7 @@ def settle_reply(
     status: int,
     headers: Mapping[str, str],
     text: str,
-    read_error: httpx.TransportError | None,
+    read_error: ReadFailure | None,
     host: str,
     *,
     stream: bool,

@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
-from langchain_kimi._errors import KimiAPIError, KimiStreamError
+from langchain_kimi._errors import KimiAPIError, KimiError
 from langchain_kimi._options import RequestOptions, WebSearchToolSpec
 from langchain_kimi._stop import StopStreamFilter, truncate_at_stop
 from langchain_kimi.protocols import ProtocolAdapter, StreamDecoder
@@ -186,7 +186,7 @@ class StreamPlan(_Plan):
     def guard(self) -> Iterator[None]:
         try:
             yield
-        except KimiStreamError as error:
+        except KimiError as error:  # cut, timed out or an error event: keep what arrived
             if error.partial is None and self._seen:
                 error.partial = _aggregate(self._seen)
             raise

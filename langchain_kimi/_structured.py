@@ -18,7 +18,6 @@ import copy
 import json
 import re
 from collections.abc import AsyncIterator, Iterator
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.exceptions import ModelRefusalError, OutputParserException
@@ -30,7 +29,7 @@ from langchain_core.output_parsers import (
 )
 from langchain_core.output_parsers.transform import BaseCumulativeTransformOutputParser
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, Generation
-from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
+from langchain_core.runnables import Runnable, RunnableLambda, RunnableMap
 from langchain_core.utils.pydantic import is_basemodel_subclass
 from pydantic import TypeAdapter, ValidationError
 from typing_extensions import is_typeddict
@@ -398,12 +397,17 @@ def _finish(
 ) -> Runnable[LanguageModelInput, Any]:
     if not include_raw:
         return llm | parser
-    parser_assign = RunnablePassthrough.assign(
-        parsed=itemgetter("raw") | parser, parsing_error=lambda _: None
-    )
-    parser_none = RunnablePassthrough.assign(parsed=lambda _: None)
-    with_fallback = parser_assign.with_fallbacks([parser_none], exception_key="parsing_error")
-    return RunnableMap(raw=llm) | with_fallback
+
+    def parse_or_capture(inputs: dict[str, Any]) -> dict[str, Any]:
+        # One parse of the complete reply, errors captured: `include_raw=True` never raises,
+        # streamed or not (a fallback chain cannot catch an error after it yielded a chunk).
+        raw = inputs["raw"]
+        try:
+            return {"raw": raw, "parsed": parser.invoke(raw), "parsing_error": None}
+        except Exception as error:
+            return {"raw": raw, "parsed": None, "parsing_error": error}
+
+    return RunnableMap(raw=llm) | RunnableLambda(parse_or_capture)
 
 
 __all__ = [

@@ -31,7 +31,9 @@ from pydantic import SecretStr
 
 from langchain_kimi._errors import KimiError
 from langchain_kimi._retry import (
+    READ_FAILURES,
     Failure,
+    ReadFailure,
     RetryPlan,
     build_headers,
     encode_body,
@@ -149,7 +151,7 @@ class EventStream(_OpenStream):
                 sse = next(events)
             except StopIteration:
                 return
-            except httpx.TransportError as exc:
+            except READ_FAILURES as exc:
                 error = error_after_response(
                     exc, _host(self.base_url), secret=self._secret, streaming=True
                 )
@@ -175,7 +177,7 @@ class AsyncEventStream(_OpenStream):
                     sse = await anext(events)
                 except StopAsyncIteration:
                     return
-                except httpx.TransportError as exc:
+                except READ_FAILURES as exc:
                     error = error_after_response(
                         exc, _host(self.base_url), secret=self._secret, streaming=True
                     )
@@ -318,20 +320,27 @@ class Transport:
             )
         # Our own clients have no defaults to merge, so the request is built directly: the
         # merging in `client.build_request` costs ~100 µs per call (measured, docs/benchmarks.md).
-        headers["Accept-Encoding"] = client.headers["Accept-Encoding"]  # as httpx would send
-        return httpx.Request(
+        if "accept-encoding" not in headers:
+            headers["Accept-Encoding"] = client.headers["Accept-Encoding"]  # as httpx would send
+        request = httpx.Request(
             "POST",
             _url(base, path),
             content=content,
             headers=headers,
             extensions={"timeout": self._config.timeout.as_dict()},
         )
+        if client.cookies:  # e.g. a load balancer's sticky-session cookie, as httpx would send
+            client.cookies.set_cookie_header(request)
+        return request
+
+    def _unreadable(self, exc: httpx.DecodingError, base: str, *, stream: bool = True) -> KimiError:
+        return error_after_response(exc, _host(base), secret=self._secret, streaming=stream)
 
     def _attempt_done(
         self,
         response: httpx.Response,
         base: str,
-        read_error: httpx.TransportError | None,
+        read_error: ReadFailure | None,
         *,
         stream: bool,
     ) -> JsonReply | Failure:
@@ -359,17 +368,27 @@ class Transport:
             response = client.send(request, stream=True)
         except httpx.TransportError as exc:
             return failure_before_response(exc, _host(base), secret=self._secret)
+        except httpx.DecodingError as exc:
+            return Failure(
+                self._unreadable(exc, base, stream=stream), retryable=False, fallback=False
+            )
         if stream and is_open_stream(response.status_code, response.headers):
             events = EventSource(response).iter_sse()
             try:
                 return _Opened(response, events, _first_wanted(events))
             except httpx.TransportError as exc:
+                failure = failure_before_response(exc, _host(base), secret=self._secret)
+            except httpx.DecodingError as exc:
+                failure = Failure(self._unreadable(exc, base), retryable=False, fallback=False)
+            except BaseException:  # interrupted while waiting for the first event
                 response.close()
-                return failure_before_response(exc, _host(base), secret=self._secret)
+                raise
+            response.close()
+            return failure
         read_error = None
         try:
             response.read()
-        except httpx.TransportError as exc:
+        except READ_FAILURES as exc:
             read_error = exc
         finally:
             response.close()
@@ -420,17 +439,27 @@ class Transport:
             response = await client.send(request, stream=True)
         except httpx.TransportError as exc:
             return failure_before_response(exc, _host(base), secret=self._secret)
+        except httpx.DecodingError as exc:
+            return Failure(
+                self._unreadable(exc, base, stream=stream), retryable=False, fallback=False
+            )
         if stream and is_open_stream(response.status_code, response.headers):
             events = EventSource(response).aiter_sse()
             try:
                 return _Opened(response, events, await _afirst_wanted(events))
             except httpx.TransportError as exc:
+                failure = failure_before_response(exc, _host(base), secret=self._secret)
+            except httpx.DecodingError as exc:
+                failure = Failure(self._unreadable(exc, base), retryable=False, fallback=False)
+            except BaseException:  # cancelled while waiting for the first event
                 await response.aclose()
-                return failure_before_response(exc, _host(base), secret=self._secret)
+                raise
+            await response.aclose()
+            return failure
         read_error = None
         try:
             await response.aread()
-        except httpx.TransportError as exc:
+        except READ_FAILURES as exc:
             read_error = exc
         finally:
             await response.aclose()

@@ -516,3 +516,59 @@ def test_profile_declares_native_structured_output_for_create_agent(row: Any) ->
     assert model.profile is not None
     assert model.profile["structured_output"] is native
     assert _supports_provider_strategy(model) is native
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_include_raw_never_raises_streamed_or_not(streamed: bool) -> None:
+    import httpx
+    from langchain_core.exceptions import OutputParserException
+
+    from langchain_kimi import ChatKimi
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        payload = {
+            "id": "chatcmpl-raw",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "kimi-k3.1-pro",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        return "data: " + json.dumps(payload) + "\n\n"
+
+    sse = chunk({"content": "not "}) + chunk({"content": "json"}, "stop") + "data: [DONE]\n\n"
+    reply = {
+        "id": "chatcmpl-raw",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "kimi-k3.1-pro",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "not json"},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if json.loads(request.content).get("stream"):
+            return httpx.Response(200, text=sse, headers={"content-type": "text/event-stream"})
+        return httpx.Response(200, json=reply)
+
+    model = ChatKimi(
+        api_key="test-key-not-real",
+        max_retries=0,
+        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+    )
+    structured = model.with_structured_output(
+        {"title": "Answer", "type": "object", "properties": {"a": {"type": "string"}}},
+        include_raw=True,
+    )
+    if streamed:
+        outputs = list(structured.stream("hi"))
+        result = outputs[-1]
+    else:
+        result = structured.invoke("hi")
+    assert result["parsed"] is None
+    assert isinstance(result["parsing_error"], OutputParserException)
+    assert result["raw"].content == "not json"
