@@ -50,6 +50,13 @@ class _Plan:
     def _setup(self) -> None:
         """The subclass's own state."""
 
+    def _count_searches(self, metadata: dict[str, Any], last: dict[str, Any]) -> None:
+        """`server_tool_use`: every `$web_search` call of the loop, including those of a last
+        reply that mixed them with client calls (answered later, with the client's results)."""
+        searches = web_search.server_tool_use([*self._rounds, last])
+        if searches["web_search_requests"]:
+            metadata["server_tool_use"] = searches
+
     def _continue_search(self, assistant: dict[str, Any]) -> None:
         if len(self._rounds) >= self._max_rounds:
             msg = (
@@ -72,6 +79,7 @@ class InvokePlan(_Plan):
         self._result: AIMessage | None = None
 
     def on_reply(self, reply_body: dict[str, Any], base_url: str) -> None:
+        assistant: dict[str, Any] | None = None
         if self._loop and _first_choice_message(reply_body) is not None:
             assistant = raw_assistant_message(reply_body)
             if web_search.is_builtin_round(assistant):
@@ -87,6 +95,8 @@ class InvokePlan(_Plan):
                 # One id per logical reply, the first round's, as a stream reports it.
                 message.id = self._first_id
                 message.response_metadata["id"] = self._first_id
+        if assistant is not None:
+            self._count_searches(message.response_metadata, assistant)
         self._result = finalize_message(message, self.options, base_url)
         self.pending = None
 
@@ -210,9 +220,10 @@ class StreamPlan(_Plan):
             if self._stop_filter.matched is not None:
                 chunk.response_metadata["finish_reason"] = "stop"
                 chunk.response_metadata["stop_sequence"] = self._stop_filter.matched
-        if self._rounds and chunk.chunk_position == "last":
-            # The same search count `combine_rounds` reports for invoke.
-            chunk.response_metadata["server_tool_use"] = web_search.server_tool_use(self._rounds)
+        if self._loop and chunk.chunk_position == "last":
+            # The same count the invoke path reports (the decoder's reply is complete now).
+            last: dict[str, Any] = self.decoder.assistant_message()  # type: ignore[attr-defined]
+            self._count_searches(chunk.response_metadata, last)
         return chunk
 
 

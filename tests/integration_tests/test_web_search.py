@@ -198,6 +198,8 @@ def test_openai_mixed_client_and_builtin_calls(vcr: Any) -> None:
     raw = first.additional_kwargs["tool_calls"]
     assert [c["type"] for c in raw] == ["builtin_function", "function"]
     assert first.response_metadata["finish_reason"] == "tool_calls"
+    # Its search is counted with the reply that asked for it.
+    assert first.response_metadata["server_tool_use"] == {"web_search_requests": 1}
     # The caller answers its own call; ChatKimi adds the $web_search answer (vcr checks the body).
     answer = ToolMessage("Sunny, 21 C", tool_call_id="call_fn_11")
     final = model.invoke([question, first, answer])
