@@ -60,7 +60,7 @@ def convert_currency(amount: float, from_currency: str, to_currency: str) -> str
 
 def shorten(text: str, limit: int = 110) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
 
 
 def print_step(message: BaseMessage) -> None:
