@@ -21,7 +21,11 @@ from langchain_kimi._options import RequestOptions, WebSearchToolSpec
 from langchain_kimi._stop import StopStreamFilter, truncate_at_stop
 from langchain_kimi.protocols import ProtocolAdapter, StreamDecoder
 from langchain_kimi.protocols.openai_chat import web_search
-from langchain_kimi.protocols.openai_chat.response import raw_assistant_message, usage_from_openai
+from langchain_kimi.protocols.openai_chat.response import (
+    raw_assistant_message,
+    raw_usage,
+    usage_from_openai,
+)
 
 
 class _Plan:
@@ -80,7 +84,7 @@ class InvokePlan(_Plan):
 
     def on_reply(self, reply_body: dict[str, Any], base_url: str) -> None:
         assistant: dict[str, Any] | None = None
-        if self._loop and _first_choice_message(reply_body) is not None:
+        if self._loop:
             assistant = raw_assistant_message(reply_body)
             if web_search.is_builtin_round(assistant):
                 self._continue_search(assistant)
@@ -107,21 +111,9 @@ class InvokePlan(_Plan):
         return ChatResult(generations=[ChatGeneration(message=self._result)])
 
 
-def _first_choice_message(reply_body: dict[str, Any]) -> dict[str, Any] | None:
-    choices = reply_body.get("choices") or []
-    if choices and isinstance(choices[0], dict):
-        message = choices[0].get("message")
-        if isinstance(message, dict):
-            return message
-    return None
-
-
 def _reply_usage(reply_body: dict[str, Any]) -> UsageMetadata | None:
-    usage = reply_body.get("usage")
-    if not isinstance(usage, dict):
-        choices = reply_body.get("choices") or [{}]
-        usage = choices[0].get("usage") if isinstance(choices[0], dict) else None
-    return usage_from_openai(usage) if isinstance(usage, dict) else None
+    usage = raw_usage(reply_body)
+    return usage_from_openai(usage) if usage else None
 
 
 def finalize_message(message: AIMessage, options: RequestOptions, base_url: str) -> AIMessage:

@@ -170,7 +170,10 @@ def stream_style(rounds: int) -> AIMessageChunk:
     decoder = ws.continuation_decoder() if rounds else StreamDecoder()
     chunks += decode(sse_events([as_stream(FINAL, FINAL_USAGE, "stop", rounds).encode()]), decoder)
     assert not decoder.is_builtin_round
-    chunks.append(ws.metadata_chunk(raws))
+    # ChatKimi's stream plan reports the search count on the last chunk.
+    chunks.append(
+        AIMessageChunk(content="", response_metadata={"server_tool_use": ws.server_tool_use(raws)})
+    )
     return aggregate(chunks)
 
 

@@ -76,8 +76,11 @@ def strip_index(call: dict[str, Any]) -> dict[str, Any]:
 
 
 def raw_assistant_message(body: dict[str, Any]) -> dict[str, Any]:
-    """`choices[0].message` as the wire history needs it (tool call `index` keys removed)."""
-    message = dict(body["choices"][0]["message"])
+    """`choices[0].message` as the wire history needs it (tool call `index` keys removed);
+    `{}` when the body has none (`parse_response` then raises the typed error)."""
+    choices = body.get("choices") or [{}]
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    message = dict(message) if isinstance(message, dict) else {}
     if message.get("tool_calls"):
         message["tool_calls"] = [strip_index(c) for c in message["tool_calls"]]
     return message

@@ -93,12 +93,6 @@ def round_chunk(assistant_raw: dict[str, Any]) -> AIMessageChunk:
     )
 
 
-def metadata_chunk(rounds: Sequence[dict[str, Any]]) -> AIMessageChunk:
-    """The trailing chunk of a streamed loop: `server_tool_use`, like `combine_rounds` sets."""
-    metadata = {"server_tool_use": server_tool_use(rounds)}
-    return AIMessageChunk(content="", response_metadata=metadata)
-
-
 def continuation_decoder() -> StreamDecoder:
     """Decoder for a follow-up round: the first round already emitted the header metadata."""
     return StreamDecoder(continuation=True)
