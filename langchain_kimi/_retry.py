@@ -7,7 +7,6 @@ fallback base URL, which headers to send, and which typed error an HTTP failure 
 from __future__ import annotations
 
 import email.utils
-import ipaddress
 import json
 import logging
 import random
@@ -28,6 +27,7 @@ from langchain_kimi._errors import (
     error_from_response,
     error_from_stream_payload,
 )
+from langchain_kimi._http_settings import check_default_headers, normalize_base_url
 from langchain_kimi._json import dumps_bytes
 
 logger = logging.getLogger("langchain_kimi")
@@ -174,38 +174,16 @@ def validate_config(
     max_retries: int,
 ) -> None:
     """Refuse a bad configuration at construction, before any I/O."""
-    check_base_url(base_url, allow_insecure_http=allow_insecure_http, label="base_url")
+    normalize_base_url(base_url, allow_insecure_http=allow_insecure_http, label="base_url")
     if fallback_base_url is not None:
-        check_base_url(
+        normalize_base_url(
             fallback_base_url, allow_insecure_http=allow_insecure_http, label="fallback_base_url"
         )
-    if any(name.lower() == "authorization" for name in default_headers):
-        raise ValueError("default_headers may not set Authorization; pass the key as api_key")
+    check_default_headers(default_headers)
     if any(ch in api_key for ch in "\r\n\0") or not api_key.isascii():
         raise ValueError("api_key contains characters that are not allowed in an HTTP header")
     if max_retries < 0:
         raise ValueError("max_retries must be >= 0")
-
-
-def check_base_url(url: str, *, allow_insecure_http: bool, label: str) -> None:
-    """Refuse anything but https, except plain http to a loopback host or when allowed."""
-    parsed = httpx.URL(url)
-    if parsed.scheme not in ("https", "http") or not parsed.host:
-        raise ValueError(f"{label} must be an absolute https:// URL, got {url!r}")
-    if parsed.scheme == "http" and not allow_insecure_http and not _is_loopback(parsed.host):
-        raise ValueError(
-            f"{label} {url!r} uses plain http://, which would send the API key unencrypted. "
-            "Use https://, or set allow_insecure_http=True if you really mean it."
-        )
-
-
-def _is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def encode_body(body: dict[str, Any]) -> bytes:

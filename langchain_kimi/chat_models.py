@@ -16,7 +16,7 @@ import httpx
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
-from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_messages
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils import from_env, secret_from_env
@@ -30,6 +30,8 @@ from pydantic import (
     model_validator,
 )
 
+from langchain_kimi._arguments import accepted_names, public_fields, refuse_unknown
+from langchain_kimi._http_settings import check_default_headers, normalize_base_url
 from langchain_kimi._profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._resolve import ModelDefaults, resolve_options
 from langchain_kimi._rounds import InvokePlan, StreamPlan, token_text
@@ -88,10 +90,14 @@ class ChatKimi(BaseChatModel):
     Never printed, logged or serialized; a pickle omits it (the loading process reads its own
     `EVOLINK_API_KEY`)."""
     base_url: str = Field(default_factory=from_env("EVOLINK_BASE_URL", default=DEFAULT_BASE_URL))
-    """Host root (env `EVOLINK_BASE_URL`); `/v1/messages` or `/v1/chat/completions` is appended."""
+    """Host root (env `EVOLINK_BASE_URL`); `/v1/messages` or `/v1/chat/completions` is appended.
+    A trailing `/v1` (as ChatOpenAI base URLs have) is removed. Must be `https://` (plain
+    `http://` only to a loopback host, or with `allow_insecure_http`), without a query string,
+    fragment or `user:password@`; refused at construction otherwise."""
     fallback_base_url: str | None = _UNSET_FALLBACK
     """Used when the primary base cannot be reached or keeps failing with 5xx. Defaults to the
-    documented fallback `https://api.evolink.ai` when `base_url` is the default; `None` disables."""
+    documented fallback `https://api.evolink.ai` when `base_url` is the default; `None` disables.
+    Checked and normalized like `base_url`."""
     max_tokens: int | None = Field(
         default=None, validation_alias=AliasChoices("max_tokens", "max_completion_tokens")
     )
@@ -117,8 +123,16 @@ class ChatKimi(BaseChatModel):
     max_retries: int = 2
     """Retries on 408/409/429/5xx, connection errors and timeouts (2 = up to 3 attempts)."""
     default_headers: dict[str, str] | None = None
+    """Extra HTTP headers on every request (not `Authorization`; names must be valid header
+    names and values free of CR, LF and other control characters, or construction fails)."""
     model_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Extra top-level body fields for future or undocumented options (sent as given)."""
+    extra_body: dict[str, Any] | None = None
+    """Like `model_kwargs` (the name ChatOpenAI and ChatDeepSeek users know): merged into every
+    request body after `model_kwargs`; a call's own `extra_body=` is merged after both."""
+    stream_usage: bool = True
+    """Token usage arrives on one chunk of every stream (the service always sends it); `False`
+    leaves it off the chunks. Per call: `stream(..., stream_usage=False)`."""
     streaming: bool = False
     """Stream internally even for `invoke` (LangChain's standard `streaming` flag)."""
     max_builtin_rounds: int = 8
@@ -138,6 +152,15 @@ class ChatKimi(BaseChatModel):
     model_config = ConfigDict(populate_by_name=True, arbitrary_types_allowed=True)
 
     # ---------------------------------------------------------------- validation
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_unknown_arguments(cls, values: Any) -> Any:
+        if isinstance(values, dict):
+            refuse_unknown(
+                values, accepted_names(cls.model_fields), public_fields(cls.model_fields)
+            )
+        return values
 
     @field_validator("protocol", mode="before")
     @classmethod
@@ -165,10 +188,19 @@ class ChatKimi(BaseChatModel):
 
     @model_validator(mode="after")
     def _settle(self) -> Self:
+        insecure = self.allow_insecure_http
+        self.base_url = normalize_base_url(
+            self.base_url, label="base_url", allow_insecure_http=insecure
+        )
+        if self.fallback_base_url not in (None, _UNSET_FALLBACK):
+            self.fallback_base_url = normalize_base_url(
+                self.fallback_base_url, label="fallback_base_url", allow_insecure_http=insecure
+            )
+        check_default_headers(self.default_headers or {})
         if self.fallback_base_url == _UNSET_FALLBACK:
             # The documented fallback only backs the documented primary: a custom base URL
             # (a proxy, a test server) never silently falls back to the public gateway.
-            default_primary = self.base_url.rstrip("/") == DEFAULT_BASE_URL
+            default_primary = self.base_url == DEFAULT_BASE_URL
             self.fallback_base_url = DOCUMENTED_FALLBACK_URL if default_primary else None
         # Validate field-level settings now (bad effort, TTL, max_tokens...), not at call time.
         resolve_options(self._defaults(), None, {}, stream=False)
@@ -186,7 +218,7 @@ class ChatKimi(BaseChatModel):
             cache_ttl=self.cache_ttl,
             temperature=self.temperature,
             top_p=self.top_p,
-            model_kwargs=self.model_kwargs,
+            model_kwargs={**self.model_kwargs, **(self.extra_body or {})},
         )
 
     # ---------------------------------------------------------------- LangChain metadata
@@ -338,7 +370,9 @@ class ChatKimi(BaseChatModel):
         if not messages:
             msg = "ChatKimi needs at least one message"
             raise ValueError(msg)
-        options = resolve_options(self._defaults(), stop, kwargs, stream=stream)
+        options = resolve_options(
+            self._defaults(), stop, kwargs, stream=stream, defaults_checked=True
+        )
         adapter = _adapter(self.protocol)
         body = adapter.build_request(messages, options)
         self._transport()  # the missing-key error comes before anything is sent
@@ -391,12 +425,15 @@ class ChatKimi(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
+        keep_usage = self._stream_usage(kwargs)
         plan = self._stream_plan(messages, stop, kwargs)
         transport = self._transport()
         while plan.pending is not None:
             with plan.guard(), transport.stream_events(plan.adapter.path, plan.pending) as events:
                 plan.start_round(events.base_url)
                 for generation in plan.run_round(events):
+                    if not keep_usage:
+                        _drop_usage(generation)
                     if run_manager is not None:
                         run_manager.on_llm_new_token(token_text(generation), chunk=generation)
                     yield generation
@@ -408,6 +445,7 @@ class ChatKimi(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
+        keep_usage = self._stream_usage(kwargs)
         plan = self._stream_plan(messages, stop, kwargs)
         transport = self._transport()
         while plan.pending is not None:
@@ -415,11 +453,18 @@ class ChatKimi(BaseChatModel):
                 async with transport.astream_events(plan.adapter.path, plan.pending) as events:
                     plan.start_round(events.base_url)
                     async for generation in plan.arun_round(events):
+                        if not keep_usage:
+                            _drop_usage(generation)
                         if run_manager is not None:
                             await run_manager.on_llm_new_token(
                                 token_text(generation), chunk=generation
                             )
                         yield generation
+
+    def _stream_usage(self, kwargs: dict[str, Any]) -> bool:
+        """A call's `stream_usage=` (taken out: it is no body field), else the field."""
+        value = kwargs.pop("stream_usage", None)
+        return self.stream_usage if value is None else bool(value)
 
     # ---------------------------------------------------------------- token estimate
 
@@ -461,7 +506,9 @@ class ChatKimi(BaseChatModel):
         if parallel_tool_calls is not None:
             bound["parallel_tool_calls"] = parallel_tool_calls
         # Fail now, not at the first call: resolve once with the same rules as a real call.
-        resolve_options(self._defaults(), None, {**kwargs, **bound}, stream=False)
+        resolve_options(
+            self._defaults(), None, {**kwargs, **bound}, stream=False, defaults_checked=True
+        )
         return super().bind(**bound, **kwargs)
 
     def with_structured_output(
@@ -481,6 +528,11 @@ class ChatKimi(BaseChatModel):
         return _structured.build(
             self, schema, method=method, include_raw=include_raw, strict=strict, **kwargs
         )
+
+
+def _drop_usage(generation: ChatGenerationChunk) -> None:
+    if isinstance(generation.message, AIMessageChunk):
+        generation.message.usage_metadata = None
 
 
 __all__ = ["ChatKimi"]
