@@ -14,13 +14,27 @@ annotations.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages import content as types
 from langchain_core.messages.block_translators import get_translator, register_translator
-from langchain_core.messages.block_translators.anthropic import _convert_citation_to_v1
+
+
+def _core_citation_converter() -> Callable[[dict[str, Any]], types.Annotation] | None:
+    """langchain-core's (private) Anthropic citation converter, reused so citations match
+    ChatAnthropic's exactly. Should a release rename or move it, only citation translation
+    degrades (the raw citation is kept as a `non_standard_annotation`)."""
+    try:
+        from langchain_core.messages.block_translators import anthropic
+    except ImportError:  # the module moved
+        return None
+    converter = getattr(anthropic, "_convert_citation_to_v1", None)
+    return converter if callable(converter) else None
+
+
+_core_citation_to_v1 = _core_citation_converter()
 
 PROVIDER = "kimi"
 
@@ -84,11 +98,17 @@ def _text_block(text: str, raw: dict[str, Any] | None = None) -> types.TextConte
         return block
     citations = raw.get("citations")
     if isinstance(citations, list) and citations:
-        block["annotations"] = [_convert_citation_to_v1(c) for c in _dicts(citations)]
+        block["annotations"] = [_citation_to_v1(c) for c in _dicts(citations)]
     extras = {k: v for k, v in raw.items() if k not in ("type", "text", "citations")}
     if extras:
         block["extras"] = extras
     return block
+
+
+def _citation_to_v1(citation: dict[str, Any]) -> types.Annotation:
+    if _core_citation_to_v1 is None:
+        return {"type": "non_standard_annotation", "value": citation}
+    return _core_citation_to_v1(citation)
 
 
 def _tool_call_block(call: Any) -> types.ToolCall:
