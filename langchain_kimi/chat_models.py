@@ -310,6 +310,10 @@ class ChatKimi(BaseChatModel):
             self._transport_cache = None
 
     async def aclose(self) -> None:
+        """Async twin of `close`: close the pooled clients ChatKimi created (on their loops).
+
+        Your own `http_client` / `http_async_client` are left open. The model stays usable:
+        the next call opens new connections. `async with ChatKimi(...) as model:` calls it."""
         if self._transport_cache is not None:
             await self._transport_cache.aclose()
             self._transport_cache = None
@@ -469,7 +473,8 @@ class ChatKimi(BaseChatModel):
     # ---------------------------------------------------------------- token estimate
 
     def get_num_tokens(self, text: str) -> int:
-        """Offline estimate (no counting endpoint exists): see `_token_estimate`."""
+        """Offline estimate (no counting endpoint exists): about 4 ASCII characters or 1
+        non-ASCII character per token."""
         return estimate_text_tokens(text)
 
     def get_num_tokens_from_messages(
@@ -520,8 +525,13 @@ class ChatKimi(BaseChatModel):
         strict: bool | None = None,
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, dict[str, Any] | Any]:
-        """Structured output, native where documented (see `_structured` for the per-model
-        x protocol choices and fallbacks)."""
+        """Structured output, native where documented.
+
+        `method="json_schema"` (default) uses the service's native structured output where the
+        model x protocol documents it and falls back to a forced tool call elsewhere;
+        `"function_calling"` always uses a tool; `"json_mode"` asks for a JSON object (without a
+        schema on Chat Completions only). `include_raw=True` returns `{"raw", "parsed", "parsing_error"}`.
+        See the docs' structured-output page for the table of choices."""
         # Imported on first use: its output parsers cost a third of this package's import time.
         from langchain_kimi import _structured
 

@@ -148,8 +148,9 @@ def test_wheel_installs_into_a_clean_venv_and_imports(
         "--no-index", "--no-deps", wheel, cwd=tmp_path,
     )  # fmt: skip
     clean_site = Path(
-        _run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=tmp_path)
-        .strip()
+        _run(
+            python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=tmp_path
+        ).strip()
     )
     # Dependencies from this environment, after the venv's own site-packages. A path line in a
     # .pth file does not process that directory's own .pth files, so this environment's
