@@ -529,9 +529,9 @@ class ChatKimi(BaseChatModel):
 
         `method="json_schema"` (default) uses the service's native structured output where the
         model x protocol documents it and falls back to a forced tool call elsewhere;
-        `"function_calling"` always uses a tool; `"json_mode"` asks for a JSON object (without a
-        schema on Chat Completions only). `include_raw=True` returns `{"raw", "parsed", "parsing_error"}`.
-        See the docs' structured-output page for the table of choices."""
+        `"function_calling"` always uses a tool; `"json_mode"` asks for a JSON object (without
+        a schema on Chat Completions only). `include_raw=True` returns
+        `{"raw", "parsed", "parsing_error"}`. The docs' structured-output page has the table."""
         # Imported on first use: its output parsers cost a third of this package's import time.
         from langchain_kimi import _structured
 
