@@ -15,6 +15,7 @@ import pytest
 from langchain_core.load import dumpd, load
 
 from langchain_kimi import ChatKimi
+from tests.unit_tests.test_features import _reply
 
 KEY = "test-key-not-real"
 
@@ -22,41 +23,10 @@ KEY = "test-key-not-real"
 def _recording(sent: list[httpx.Request]) -> httpx.Client:
     def handler(request: httpx.Request) -> httpx.Response:
         sent.append(request)
-        body = json.loads(request.content)
-        if request.url.path.endswith("/messages"):
-            return httpx.Response(200, json=_messages_reply(body["model"]))
-        return httpx.Response(200, json=_chat_reply(body["model"]))
+        protocol = "anthropic" if request.url.path.endswith("/messages") else "openai"
+        return httpx.Response(200, json=_reply(protocol, json.loads(request.content)["model"]))
 
     return httpx.Client(transport=httpx.MockTransport(handler))
-
-
-def _chat_reply(model: str) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1,
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": "OK", "reasoning_content": "r"},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
-    }
-
-
-def _messages_reply(model: str) -> dict[str, Any]:
-    return {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": [{"type": "text", "text": "OK"}],
-        "stop_reason": "end_turn",
-        "usage": {"input_tokens": 3, "output_tokens": 2},
-    }
 
 
 def _model(sent: list[httpx.Request], **fields: Any) -> ChatKimi:
