@@ -149,7 +149,11 @@ class ChatKimi(BaseChatModel):
     # Aliases are validation-only so that type checkers see the field names in `__init__`
     # (`ChatKimi(model=..., reasoning_effort=...)` type-checks) while `model_name=`,
     # `effort=`, `max_completion_tokens=` and `stop_sequences=` are accepted at runtime too.
-    model_config = ConfigDict(populate_by_name=True, arbitrary_types_allowed=True)
+    # `hide_input_in_errors`: a validation error would otherwise print the constructor's input,
+    # the API key included.
+    model_config = ConfigDict(
+        populate_by_name=True, arbitrary_types_allowed=True, hide_input_in_errors=True
+    )
 
     # ---------------------------------------------------------------- validation
 

