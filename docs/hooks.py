@@ -59,7 +59,7 @@ def capability_table() -> str:
         ("temperature / top_p", lambda c: "must be 1 / 0.95" if c.fixed_sampling
          else "ignored by the service"),
     ]
-    header = "| | " + " | ".join(f"`{r.model}` {r.protocol}" for r in rows) + " |"
+    header = "| | " + " | ".join(f"`{r.model}`<br>{r.protocol}" for r in rows) + " |"
     rule = "|---" * (len(rows) + 1) + "|"
     body = [
         f"| {name} | " + " | ".join(render(r) for r in rows) + " |" for name, render in columns
@@ -91,7 +91,7 @@ def tool_choice_table() -> str:
         ("`\"get_weather\"` (a name)", ToolChoice("named", "get_weather")),
     ]
     rows = [r for r in all_rows() if r.model != "kimi-k3.1-pro-highspeed"]
-    header = "| tool_choice | " + " | ".join(f"`{r.model}` {r.protocol}" for r in rows) + " |"
+    header = "| tool_choice | " + " | ".join(f"`{r.model}`<br>{r.protocol}" for r in rows) + " |"
     rule = "|---" * (len(rows) + 1) + "|"
     body = [
         f"| {label} | " + " | ".join(_wire_choice(r, choice) for r in rows) + " |"
