@@ -192,15 +192,7 @@ class ChatKimi(BaseChatModel):
 
     @model_validator(mode="after")
     def _settle(self) -> Self:
-        insecure = self.allow_insecure_http
-        self.base_url = normalize_base_url(
-            self.base_url, label="base_url", allow_insecure_http=insecure
-        )
-        if self.fallback_base_url not in (None, _UNSET_FALLBACK):
-            self.fallback_base_url = normalize_base_url(
-                self.fallback_base_url, label="fallback_base_url", allow_insecure_http=insecure
-            )
-        check_default_headers(self.default_headers or {})
+        self._check_connection_settings()
         if self.fallback_base_url == _UNSET_FALLBACK:
             # The documented fallback only backs the documented primary: a custom base URL
             # (a proxy, a test server) never silently falls back to the public gateway.
@@ -211,6 +203,20 @@ class ChatKimi(BaseChatModel):
         if self.profile is None:
             self.profile = capabilities(self.model, self.protocol).profile()  # type: ignore[assignment]
         return self
+
+    def _check_connection_settings(self) -> None:
+        """Refuse bad base URLs and headers now, not at the first call; drop a trailing `/v1`."""
+        insecure = self.allow_insecure_http
+        base_url = normalize_base_url(self.base_url, label="base_url", allow_insecure_http=insecure)
+        if base_url != self.base_url:  # assigned only when changed: it marks the field as set
+            self.base_url = base_url
+        if self.fallback_base_url not in (None, _UNSET_FALLBACK):
+            fallback = normalize_base_url(
+                self.fallback_base_url, label="fallback_base_url", allow_insecure_http=insecure
+            )
+            if fallback != self.fallback_base_url:
+                self.fallback_base_url = fallback
+        check_default_headers(self.default_headers or {})
 
     def _defaults(self) -> ModelDefaults:
         return ModelDefaults(
