@@ -32,6 +32,7 @@ from tests.schema_validation import _validator
 CASSETTE_ROOT = Path(__file__).resolve().parent.parent.parent / "cassettes"
 DEVIATIONS = frozenset({"drop_message_stop", "unknown_field", "usage_count", "unauthorized"})
 UNKNOWN_FIELD = "x_undocumented_extra"
+SESSION_COOKIE = "__gateway_session"
 _PLAIN = {
     "anthropic": "core_cassettes/anthropic_plain.yaml",
     "openai": "core_cassettes/openai_plain.yaml",
@@ -57,28 +58,28 @@ class Script:
         script = cls()
         for path in sorted(root.rglob("*.yaml")):
             for interaction in cassette_format.load_interactions(str(path)):
-                key, reply = _entry(interaction)
+                key, reply = interaction_entry(interaction)
                 script.answers.setdefault(key, reply)
         for protocol, name in _PLAIN.items():
             for interaction in cassette_format.load_interactions(str(root / name)):
-                key, reply = _entry(interaction)
+                key, reply = interaction_entry(interaction)
                 stream = bool(json.loads(key[1]).get("stream"))
                 script.plain[(key[0], stream)] = (protocol, reply)
         return script
 
 
-def _canonical(body: Any) -> str:
+def canonical_json(body: Any) -> str:
     return json.dumps(body, sort_keys=True, ensure_ascii=False)
 
 
-def _entry(interaction: dict[str, Any]) -> tuple[tuple[str, str], Reply]:
+def interaction_entry(interaction: dict[str, Any]) -> tuple[tuple[str, str], Reply]:
     request, response = interaction["request"], interaction["response"]
     path = "/" + request["uri"].split("://", 1)[-1].split("/", 1)[-1]
     body = json.loads(cassette_format._unpack_body(request["body"]) or "null")
     headers = {k.lower(): v for k, v in response["headers"].items()}
     content_type = (headers.get("content-type") or ["application/json"])[0]
     text = cassette_format._unpack_body(response["body"]) or ""
-    return (path, _canonical(body)), Reply(response["status"]["code"], content_type, text)
+    return (path, canonical_json(body)), Reply(response["status"]["code"], content_type, text)
 
 
 def error_reply(protocol: str, status: int, kind: str, message: str, request_id: str) -> Reply:
@@ -122,7 +123,7 @@ class LoopbackGateway:
             return error_reply(
                 protocol, 400, "invalid_request_error", message, request_id
             ), request_id
-        reply = self.script.answers.get((path, _canonical(body)))
+        reply = self.script.answers.get((path, canonical_json(body)))
         if reply is None:
             _, plain = self.script.plain[(path, bool(body.get("stream")))]
             reply = Reply(
@@ -198,6 +199,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", reply.content_type)
         self.send_header("content-length", str(len(data)))
         self.send_header("x-request-id", request_id)
+        # Gateways behind a CDN set cookies; a recording must not keep them.
+        self.send_header("set-cookie", f"{SESSION_COOKIE}=loopback-session; Path=/")
         self.end_headers()
         self.wfile.write(data)
 
