@@ -94,6 +94,7 @@ def _run_suites(
         "pytest",
         "tests/live",
         "-q",
+        "--tb=short",
         "-p",
         "no:xdist",
         "-o",
