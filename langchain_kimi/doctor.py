@@ -106,20 +106,31 @@ def check_reach(role: str, url: str) -> Reach:
         return Reach(role, url, "failed", "-", None, ok=False, error=str(exc))
     started = time.monotonic()
     try:
-        httpx.get(url, timeout=REACH_TIMEOUT_S)
+        with httpx.Client(timeout=REACH_TIMEOUT_S) as client, client.stream("GET", url) as reply:
+            latency = (time.monotonic() - started) * 1000
+            tls = _tls_version(reply) if parsed.scheme == "https" else "none (plain http)"
     except httpx.HTTPError as exc:
         tls = "failed" if "ssl" in str(exc).lower() or "certificate" in str(exc).lower() else "-"
         return Reach(role, url, dns, tls, None, ok=False, error=f"{type(exc).__name__}: {exc}")
-    latency = (time.monotonic() - started) * 1000
-    tls = "ok" if parsed.scheme == "https" else "none (plain http)"
     return Reach(role, url, dns, tls, round(latency, 1), ok=True)
+
+
+def _tls_version(reply: httpx.Response) -> str:
+    stream = reply.extensions.get("network_stream")
+    ssl_object = stream.get_extra_info("ssl_object") if stream is not None else None
+    return str(ssl_object.version()) if ssl_object is not None else "ok"
 
 
 # --------------------------------------------------------------------------- the smallest call
 
 
+def cheapest_effort(model: str, protocol: Protocol) -> str | None:
+    """`low` where the model accepts it; otherwise the service default (kimi-k3: only `max`)."""
+    return "low" if "low" in capabilities(model, protocol).efforts else None
+
+
 def smallest_call(model: str, protocol: Protocol, base_url: str) -> Call:
-    effort = "low" if "low" in capabilities(model, protocol).efforts else None
+    effort = cheapest_effort(model, protocol)
     try:
         chat = ChatKimi(
             model=model,
@@ -195,7 +206,8 @@ def diagnose(models: Sequence[str], protocols: Sequence[Protocol]) -> Diagnosis:
     return Diagnosis(key_set, base_url, reach, calls, warnings, failures)
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table; `None` cells print as `-`."""
     cells = [list(map(str, headers)), *[[("-" if c is None else str(c)) for c in r] for r in rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     lines = [
@@ -218,7 +230,7 @@ def render(diagnosis: Diagnosis) -> str:
         (r.role, r.url, r.dns, r.tls, r.latency_ms, "ok" if r.ok else r.error)
         for r in diagnosis.reach
     ]
-    parts.append(_table(("role", "url", "dns", "tls", "latency ms", "result"), reach_rows))
+    parts.append(format_table(("role", "url", "dns", "tls", "latency ms", "result"), reach_rows))
     if diagnosis.calls:
         call_rows = [
             (
@@ -234,7 +246,7 @@ def render(diagnosis: Diagnosis) -> str:
             for c in diagnosis.calls
         ]
         headers = ("model", "protocol", "result", "request id", "first token s", "out tok/s")
-        parts += ["", _table((*headers, "reasoning", "usage"), call_rows)]
+        parts += ["", format_table((*headers, "reasoning", "usage"), call_rows)]
     parts += [""] + [f"warning: {w}" for w in diagnosis.warnings]
     parts += [f"FAILED: {f}" for f in diagnosis.failures]
     parts.append("OK: ChatKimi is ready" if diagnosis.ok else "doctor found problems (exit 1)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trustme
 
 from langchain_kimi import doctor
 from tests import cassette_format
@@ -310,5 +312,47 @@ def test_doctor_unreachable_primary_fails(
     code, report = _doctor(capsys, "--protocol", "openai")
     assert report["reach"][0]["ok"] is False
     assert any(f.startswith("primary") for f in report["failures"])
+    assert report["calls"][0]["error"].startswith("KimiConnectionError")
+    assert code == 1
+
+
+@pytest.fixture(scope="module")
+def tls_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The faithful gateway over HTTPS with a certificate from a throwaway CA (trustme)."""
+    authority = trustme.CA()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    authority.issue_cert("127.0.0.1").configure_cert(context)
+    ca_file = tmp_path_factory.mktemp("tls") / "ca.pem"
+    authority.cert_pem.write_to_path(str(ca_file))
+    with loopback.serve(KEY, tls=context) as base_url:
+        yield base_url, ca_file
+
+
+def test_doctor_reports_the_tls_version_when_the_certificate_is_trusted(
+    tls_gateway: tuple[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    base_url, ca_file = tls_gateway
+    monkeypatch.setenv("EVOLINK_API_KEY", KEY)
+    monkeypatch.setenv("EVOLINK_BASE_URL", base_url)
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca_file))
+    code, report = _doctor(capsys, "--protocol", "openai")
+    assert report["reach"][0]["tls"].startswith("TLSv1.")
+    assert code == 0
+
+
+def test_doctor_reports_a_tls_failure_for_an_untrusted_certificate(
+    tls_gateway: tuple[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    base_url, _ = tls_gateway
+    monkeypatch.setenv("EVOLINK_API_KEY", KEY)
+    monkeypatch.setenv("EVOLINK_BASE_URL", base_url)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    code, report = _doctor(capsys, "--protocol", "openai")
+    assert report["reach"][0]["tls"] == "failed"
+    assert "CERTIFICATE_VERIFY_FAILED" in report["reach"][0]["error"]
     assert report["calls"][0]["error"].startswith("KimiConnectionError")
     assert code == 1

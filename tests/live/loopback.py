@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -209,14 +210,19 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serve(key: str, deviations: frozenset[str] = frozenset()) -> Iterator[str]:
-    """Run a loopback gateway in a thread; yields its base URL (http://127.0.0.1:PORT)."""
+def serve(
+    key: str, deviations: frozenset[str] = frozenset(), *, tls: ssl.SSLContext | None = None
+) -> Iterator[str]:
+    """Run a loopback gateway in a thread; yields its base URL (http(s)://127.0.0.1:PORT)."""
     handler = type("Handler", (_Handler,), {"gateway": LoopbackGateway(key, deviations)})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        scheme = "https" if tls is not None else "http"
+        yield f"{scheme}://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langchain_kimi.doctor import format_table
 from tests.live.checks import Finding
 from tests.live.questions import Question
 
@@ -70,16 +70,6 @@ class Report:
         }
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    cells = [[str(c) for c in headers], *[[str(c) for c in row] for row in rows]]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
 def render(report: Report) -> str:
     suites = report.suites
     parts = [
@@ -91,10 +81,10 @@ def render(report: Report) -> str:
     ]
     rows = [(f.kind, f.protocol, f.model, n, f.detail) for f, n in report.grouped_findings()]
     parts.append(
-        table(("kind", "protocol", "model", "count", "detail"), rows) if rows else "  none"
+        format_table(("kind", "protocol", "model", "count", "detail"), rows) if rows else "  none"
     )
     parts += ["", "Open questions:"]
     parts.append(
-        table(("id", "question", "answer"), [(q.id, q.text, a) for q, a in report.answers])
+        format_table(("id", "question", "answer"), [(q.id, q.text, a) for q, a in report.answers])
     )
     return "\n".join(parts)

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from langchain_kimi import ChatKimi
 from langchain_kimi._profiles import capabilities
+from langchain_kimi.doctor import cheapest_effort
 from tests.authoring._shared import CACHE_CONTEXT, CACHE_WRITE_PROMPT, PNG_1X1
 from tests.live.conftest import models, protocols, search_enabled
 
@@ -30,7 +31,7 @@ def row(request: pytest.FixtureRequest) -> tuple[str, str]:
 
 def _model(row: tuple[str, str], **extra: object) -> ChatKimi:
     model, protocol = row
-    effort = "low" if "low" in capabilities(model, protocol).efforts else None
+    effort = cheapest_effort(model, protocol)  # type: ignore[arg-type]
     return ChatKimi(model=model, protocol=protocol, reasoning_effort=effort, **extra)  # type: ignore[arg-type]
 
 
