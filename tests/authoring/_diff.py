@@ -1,7 +1,8 @@
 """`python -m tests.authoring --diff DIR`: recorded cassettes against the authored ones, by structure.
 
 Each recorded interaction is paired with the authored interaction that has the same path and
-request body; without one, with the authored plain reply of its protocol (streamed or not). What
+request body; an error reply without an authored twin, with the documented error body; anything
+else, with the authored plain reply of its protocol (streamed or not). What
 is compared is structure only — status, field paths, event types and their order, usage keys —
 never the text of the answers, which differs on every run.
 """
@@ -17,7 +18,8 @@ from typing import Any
 
 from tests import cassette_format
 from tests.live.checks import sse_events
-from tests.live.loopback import CASSETTE_ROOT, interaction_entry
+from tests.live.exchanges import ENDPOINTS
+from tests.live.loopback import CASSETTE_ROOT, error_reply, interaction_entry
 
 _PLAIN = {
     ("/v1/messages", False): "core_cassettes/anthropic_plain.yaml#0",
@@ -135,6 +137,26 @@ def _compare(authored: Shape, recorded: Shape) -> list[str]:
     return lines
 
 
+def _counterpart(
+    index: dict[Any, tuple[str, Shape]], key: tuple[str, str], status: int, stream: bool
+) -> tuple[str, Shape, str]:
+    """What a recorded reply is compared with: its authored twin, else the documented shape."""
+    match = index.get(key)
+    if match is not None and (match[1].status == status or status < 400):
+        return (*match, "same request")
+    if status >= 400:
+        # No authored error for this request (or a 401 where the key was wrong on purpose):
+        # compare with the documented error body of the protocol.
+        protocol = ENDPOINTS[key[0]]
+        documented = error_reply(protocol, status, "error_type", "message", "request_id")
+        return (
+            f"spec ErrorResponse ({protocol})",
+            shape(status, documented.content_type, documented.body),
+            "documented error body",
+        )
+    return (*index[_PLAIN[(key[0], stream)]], "no authored twin; vs plain reply")
+
+
 def diff(directory: Path) -> tuple[list[str], int, int]:
     """The report lines, how many recorded interactions there are and how many differ."""
     index, lines, differing, total = _authored_index(), [], 0, 0
@@ -142,11 +164,7 @@ def diff(directory: Path) -> tuple[list[str], int, int]:
         for number, interaction in enumerate(cassette_format.load_interactions(str(path))):
             key, reply = interaction_entry(interaction)
             stream = bool((json.loads(key[1]) or {}).get("stream"))
-            match = index.get(key)
-            how = "same request"
-            if match is None:
-                how, match = "no authored twin; vs plain reply", index[_PLAIN[(key[0], stream)]]
-            label, authored = match
+            label, authored, how = _counterpart(index, key, reply.status, stream)
             found = _compare(authored, shape(reply.status, reply.content_type, reply.body))
             title = f"{path.relative_to(directory).as_posix()}#{number} vs {label} ({how})"
             lines.append(f"{title}: {'differs' if found else 'same structure'}")

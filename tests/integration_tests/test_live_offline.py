@@ -179,17 +179,16 @@ def _diff(directory: Path) -> tuple[int, str]:
     return done.returncode, done.stdout
 
 
-def test_diff_of_a_faithful_recording_shows_no_structural_change_for_twins(
+def test_diff_of_a_faithful_recording_shows_no_structural_change(
     faithful: tuple[int, dict[str, Any], Path],
 ) -> None:
     code, output = _diff(faithful[2])
-    twins = [line for line in output.splitlines() if "(same request)" in line]
-    assert len(twins) >= 10
-    # Only the deliberate error probes (a wrong key, a broken body) differ from the authored reply.
-    differing = [line for line in output.splitlines() if line.endswith("differs")]
-    assert differing
-    assert all("question_error-" in line for line in differing), differing
-    assert code == 1
+    lines = [line for line in output.splitlines() if " vs " in line]
+    assert len([line for line in lines if "(same request)" in line]) >= 10
+    # The deliberate error probes have no authored twin: they meet the documented error body.
+    assert len([line for line in lines if "(documented error body)" in line]) == 4
+    assert all(line.endswith(": same structure") for line in lines), output
+    assert code == 0
 
 
 def test_diff_of_a_deviating_recording_names_the_structure_not_the_text(
@@ -356,3 +355,18 @@ def test_doctor_reports_a_tls_failure_for_an_untrusted_certificate(
     assert "CERTIFICATE_VERIFY_FAILED" in report["reach"][0]["error"]
     assert report["calls"][0]["error"].startswith("KimiConnectionError")
     assert code == 1
+
+
+def test_live_tests_are_deselected_outside_the_live_runner() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KIMI_LIVE")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/live", "--collect-only", "-q", "-p", "no:xdist"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    last = done.stdout.strip().splitlines()[-1]
+    assert "no tests collected" in last
+    assert "deselected" in last
