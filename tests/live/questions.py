@@ -45,7 +45,8 @@ def _outcome(exchange: Exchange) -> str:
 
 
 def _error_message(exchange: Exchange) -> str:
-    error = (_body(exchange) or {}).get("error") if isinstance(_body(exchange), dict) else None
+    body = _body(exchange)
+    error = body.get("error") if isinstance(body, dict) else None
     return str(error.get("message")) if isinstance(error, dict) else exchange.response_body[:80]
 
 
@@ -81,7 +82,10 @@ def stop_sequence_reason(probe: Probe, exchanges: Sequence[Exchange]) -> str:
     body = _body(exchange)
     if exchange.status != 200 or not isinstance(body, dict):
         return _outcome(exchange)
-    return f"stop_reason={body.get('stop_reason')!s}, stop_sequence={body.get('stop_sequence')!s}"
+    answer = f"stop_reason={body.get('stop_reason')!s}, stop_sequence={body.get('stop_sequence')!s}"
+    if body.get("stop_reason") == "max_tokens":
+        return f"undetermined: the reply hit max_tokens first ({answer})"
+    return answer
 
 
 def k3_cache_writes_in_input(probe: Probe, exchanges: Sequence[Exchange]) -> str:
