@@ -30,8 +30,12 @@ pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 KEY = "loopback-" + "key-never-in-a-file"
-# A small, fast slice of the suites that the authored cassettes answer in full.
-SLICE = "test_invoke or test_stream"
+# A fast slice of the suites that the authored cassettes answer in full: the standard suite's
+# invoke/stream tests and the behavioural checks that a plain authored reply can satisfy.
+SLICE = (
+    "test_invoke or test_stream or test_reasoning or test_effort or test_cache_ttl"
+    " or test_base64_image_input or test_stop_sequence"
+)
 INJECTED = frozenset({"drop_message_stop", "unknown_field", "usage_count"})
 
 

@@ -109,7 +109,7 @@ def test_cache_ttl_usage(row: tuple[str, str]) -> None:
     assert any(d.get("cache_creation") or d.get("cache_read") for d in details), details
 
 
-def test_image_input(row: tuple[str, str]) -> None:
+def test_base64_image_input(row: tuple[str, str]) -> None:
     if not capabilities(*row).image_inputs:
         pytest.skip("no images on this row")
     png = base64.b64decode(PNG_1X1)
