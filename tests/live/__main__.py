@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
         "-k", dest="select", metavar="EXPR", help="pytest -k expression for the suites"
     )
     parser.add_argument("--no-suites", action="store_true", help="only the open questions")
+    parser.add_argument(
+        "--timeout-minutes", type=float, default=240, help="bound on the whole suite run"
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the report as JSON")
     return parser
 
@@ -104,7 +107,13 @@ def _run_suites(
     ]
     if args.select:
         command += ["-k", args.select]
-    subprocess.run(command, cwd=ROOT, env=env, check=False)
+    try:
+        subprocess.run(command, cwd=ROOT, env=env, check=False, timeout=args.timeout_minutes * 60)
+    except subprocess.TimeoutExpired:
+        outcome = SuiteOutcome.from_junit(junit)
+        outcome.failed += 1
+        outcome.failures.append(f"the suites did not finish within {args.timeout_minutes} minutes")
+        return outcome, ExchangeLog.read(log_path)
     return SuiteOutcome.from_junit(junit), ExchangeLog.read(log_path)
 
 

@@ -80,8 +80,13 @@ class ExchangeLog:
     def read(path: Path) -> list[Exchange]:
         if not path.exists():
             return []
-        lines = path.read_text(encoding="utf-8").splitlines()
-        return [Exchange(**json.loads(line)) for line in lines if line.strip()]
+        exchanges = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                exchanges.append(Exchange(**json.loads(line)))
+            except ValueError:
+                continue  # a line cut short when a timed-out run was stopped
+        return exchanges
 
 
 PLACEHOLDER_AUTH = "Bearer <EVOLINK_API_KEY>"
