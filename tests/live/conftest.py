@@ -29,9 +29,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = [item for item in items if not item.get_closest_marker("live")]
 
 
+# Read at import, before any fixture runs: the root conftest swaps in a placeholder key.
+_CALLER_ENV = {name: os.environ.get(name) for name in ("EVOLINK_API_KEY", "EVOLINK_BASE_URL")}
+
+
 @pytest.fixture(autouse=True)
 def _placeholder_env() -> None:
     """Overrides the replay placeholder: live tests use the caller's key and base URL."""
+
+
+@pytest.fixture(autouse=True)
+def _caller_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Also restores them should the root fixture be renamed (autouse runs outer conftest first).
+    for name, value in _CALLER_ENV.items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
 
 
 @pytest.fixture(scope="session", autouse=True)
