@@ -331,16 +331,27 @@ def tls_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
         yield base_url, ca_file
 
 
+def _doctor_over_tls(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    base_url: str,
+    ca: Path | None,
+) -> tuple[int, dict[str, Any]]:
+    monkeypatch.setenv("EVOLINK_API_KEY", KEY)
+    monkeypatch.setenv("EVOLINK_BASE_URL", base_url)
+    if ca is None:
+        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    else:
+        monkeypatch.setenv("SSL_CERT_FILE", str(ca))  # httpx's default context honours it
+    return _doctor(capsys, "--protocol", "openai")
+
+
 def test_doctor_reports_the_tls_version_when_the_certificate_is_trusted(
     tls_gateway: tuple[str, Path],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    base_url, ca_file = tls_gateway
-    monkeypatch.setenv("EVOLINK_API_KEY", KEY)
-    monkeypatch.setenv("EVOLINK_BASE_URL", base_url)
-    monkeypatch.setenv("SSL_CERT_FILE", str(ca_file))
-    code, report = _doctor(capsys, "--protocol", "openai")
+    code, report = _doctor_over_tls(capsys, monkeypatch, *tls_gateway)
     assert report["reach"][0]["tls"].startswith("TLSv1.")
     assert code == 0
 
@@ -350,11 +361,7 @@ def test_doctor_reports_a_tls_failure_for_an_untrusted_certificate(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    base_url, _ = tls_gateway
-    monkeypatch.setenv("EVOLINK_API_KEY", KEY)
-    monkeypatch.setenv("EVOLINK_BASE_URL", base_url)
-    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
-    code, report = _doctor(capsys, "--protocol", "openai")
+    code, report = _doctor_over_tls(capsys, monkeypatch, tls_gateway[0], None)
     assert report["reach"][0]["tls"] == "failed"
     assert "CERTIFICATE_VERIFY_FAILED" in report["reach"][0]["error"]
     assert report["calls"][0]["error"].startswith("KimiConnectionError")
