@@ -381,3 +381,22 @@ def test_live_tests_are_deselected_outside_the_live_runner() -> None:
     last = done.stdout.strip().splitlines()[-1]
     assert "no tests collected" in last
     assert "deselected" in last
+
+
+def test_doctor_reports_a_name_that_does_not_resolve(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def no_such_host(host: str, *args: Any, **kwargs: Any) -> Any:
+        raise socket.gaierror(socket.EAI_NONAME, f"Name or service not known: {host}")
+
+    # The resolver is replaced, so no DNS query leaves the machine; no key, so no call is made.
+    monkeypatch.setattr(doctor.socket, "getaddrinfo", no_such_host)
+    monkeypatch.delenv("EVOLINK_API_KEY", raising=False)
+    monkeypatch.setenv("EVOLINK_BASE_URL", "https://gateway.example")
+    code, report = _doctor(capsys)
+    assert report["reach"][0]["dns"] == "failed"
+    assert "gateway.example" in report["reach"][0]["error"]
+    assert any(
+        f.startswith("primary https://gateway.example unreachable") for f in report["failures"]
+    )
+    assert code == 1
