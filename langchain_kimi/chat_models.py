@@ -36,7 +36,7 @@ from langchain_kimi._rounds import InvokePlan, StreamPlan, token_text
 from langchain_kimi._token_estimate import estimate_message_tokens, estimate_text_tokens
 from langchain_kimi._tools import ToolLike, spec_to_bindable, to_tool_specs
 from langchain_kimi._transport import Transport, TransportConfig
-from langchain_kimi.protocols import ProtocolAdapter
+from langchain_kimi.protocols import ProtocolAdapter, adapter
 
 DEFAULT_BASE_URL = "https://direct.evolink.ai"
 DOCUMENTED_FALLBACK_URL = "https://api.evolink.ai"
@@ -45,16 +45,6 @@ _TRANSPORT_LOCK = threading.Lock()
 """Long reasoning replies at effort `max` can take many minutes; every wait is still bounded."""
 
 _UNSET_FALLBACK = "<documented fallback>"
-
-
-def _adapter(protocol: Protocol) -> ProtocolAdapter:
-    if protocol == "anthropic":
-        from langchain_kimi.protocols import anthropic_messages
-
-        return anthropic_messages.ADAPTER
-    from langchain_kimi.protocols import openai_chat
-
-    return openai_chat.ADAPTER
 
 
 class ChatKimi(BaseChatModel):
@@ -339,10 +329,10 @@ class ChatKimi(BaseChatModel):
             msg = "ChatKimi needs at least one message"
             raise ValueError(msg)
         options = resolve_options(self._defaults(), stop, kwargs, stream=stream)
-        adapter = _adapter(self.protocol)
-        body = adapter.build_request(messages, options)
+        protocol = adapter(self.protocol)
+        body = protocol.build_request(messages, options)
         self._transport()  # the missing-key error comes before anything is sent
-        return adapter, options, body
+        return protocol, options, body
 
     def _invoke_plan(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]

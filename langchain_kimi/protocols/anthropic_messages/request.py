@@ -25,7 +25,7 @@ from langchain_kimi._options import (
     WebSearchToolSpec,
 )
 from langchain_kimi._profiles import CACHE_TTLS, Capabilities
-from langchain_kimi.protocols.anthropic_messages._blocks import (
+from langchain_kimi.protocols.anthropic_messages.content import (
     Block,
     assistant_blocks,
     tool_result_block,
