@@ -30,6 +30,7 @@ from pydantic import (
     model_validator,
 )
 
+from langchain_kimi._http_config import check_max_retries
 from langchain_kimi._profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._resolve import ModelDefaults, resolve_options
 from langchain_kimi._rounds import InvokePlan, StreamPlan, token_text
@@ -140,10 +141,7 @@ class ChatKimi(BaseChatModel):
     @field_validator("max_retries")
     @classmethod
     def _check_retries(cls, value: int) -> int:
-        if value < 0:
-            msg = "max_retries must be >= 0"
-            raise ValueError(msg)
-        return value
+        return check_max_retries(value)
 
     @field_validator("max_builtin_rounds")
     @classmethod
