@@ -51,6 +51,11 @@ _KNOWN_CALL_KWARGS = frozenset(
 )
 
 
+_CONSTRUCTOR_CALLER = 6
+"""`stacklevel` naming the code that constructed ChatKimi: the check, `resolve_options`,
+`ChatKimi._settle`, pydantic's validator call and `BaseModel.__init__` lie in between."""
+
+
 @dataclass(frozen=True)
 class ModelDefaults:
     """The ChatKimi fields that shape a request body (per-call kwargs override them)."""
@@ -146,7 +151,7 @@ def _check_sampling(name: str, value: object, fixed: float, caps: Capabilities) 
         warnings.warn(
             f"{caps.model} ignores {name} (fixed at {fixed} by the service); {value} has no effect",
             UserWarning,
-            stacklevel=6,
+            stacklevel=_CONSTRUCTOR_CALLER,
         )
     return float(value) if caps.sampling_on_wire else None
 
@@ -205,7 +210,7 @@ def _warn_parallel(value: object) -> None:
             "parallel_tool_calls=False has no documented field on either Kimi protocol and is "
             "not sent; the model may still return several tool calls",
             UserWarning,
-            stacklevel=6,
+            stacklevel=_CONSTRUCTOR_CALLER,
         )
 
 

@@ -42,8 +42,9 @@ from langchain_kimi.protocols import ProtocolAdapter, adapter
 DEFAULT_BASE_URL = "https://direct.evolink.ai"
 DOCUMENTED_FALLBACK_URL = "https://api.evolink.ai"
 DEFAULT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
-_TRANSPORT_LOCK = threading.Lock()
 """Long reasoning replies at effort `max` can take many minutes; every wait is still bounded."""
+_TRANSPORT_LOCK = threading.Lock()
+"""Guards the lazy creation of a model's transport (threads sharing one model share one pool)."""
 
 _UNSET_FALLBACK = "<documented fallback>"
 
@@ -463,7 +464,7 @@ class ChatKimi(BaseChatModel):
     ) -> Runnable[LanguageModelInput, dict[str, Any] | Any]:
         """Structured output, native where documented (see `_structured` for the per-model
         x protocol choices and fallbacks)."""
-        # Imported on first use: its output parsers cost a third of this package's import time.
+        # Imported on first use: its output parsers cost a fifth of this package's import time.
         from langchain_kimi import _structured
 
         return _structured.build(
