@@ -1,7 +1,8 @@
 """Resolve ChatKimi's fields plus one call's kwargs into a validated `RequestOptions`.
 
-Everything that can be refused is refused here (or in the adapter's `build_request`), before
-any network call, with a `ValueError` that says what to change.
+Every refusal that depends on the model x protocol lives here, driven by the capability table
+(`_profiles.py`), before any network call, with a `ValueError` that says what to change. The
+adapters' `build_request` only rejects shapes its wire cannot express.
 """
 
 from __future__ import annotations
@@ -157,6 +158,10 @@ def _check_sampling(name: str, value: object, fixed: float, caps: Capabilities) 
 
 
 def _check_tools(specs: tuple[ToolSpec, ...], caps: Capabilities) -> None:
+    if len(specs) > caps.max_tools:
+        # Documented for every model on both protocols, so unknown models are held to it too.
+        msg = f"at most {caps.max_tools} tools may be bound; got {len(specs)}"
+        raise ValueError(msg)
     if caps.known and not caps.web_search and any(isinstance(s, WebSearchToolSpec) for s in specs):
         msg = (
             f"built-in web search is not available for {caps.model} on the {caps.protocol} "

@@ -26,36 +26,26 @@ from langchain_kimi.protocols.openai_chat.builtin import builtin_answers, is_bui
 from langchain_kimi.protocols.openai_chat.content import (
     assistant_messages,
     plain_text,
-    require,
     tool_message,
     user_content,
 )
 
 
 def build_request(messages: Sequence[BaseMessage], options: RequestOptions) -> dict[str, Any]:
-    """The JSON body for `POST /v1/chat/completions`; ValueError for anything the model refuses."""
+    """The JSON body for `POST /v1/chat/completions`; ValueError for a shape the wire cannot
+    express (what the model refuses was refused by `_resolve` already)."""
     if not messages:
         msg = "messages must not be empty (the Chat Completions schema requires minItems: 1)"
         raise ValueError(msg)
     caps = options.caps
     body: dict[str, Any] = {"model": options.model, "messages": _wire_messages(messages, caps)}
     if options.max_tokens is not None:
-        if not 1 <= options.max_tokens <= caps.max_tokens_limit:
-            msg = f"max_tokens must be within 1..{caps.max_tokens_limit}, got {options.max_tokens}"
-            raise ValueError(msg)
         body["max_completion_tokens"] = options.max_tokens
     if options.stream:
         body["stream"] = True
     if options.reasoning_effort is not None:
-        if not caps.supports_effort(options.reasoning_effort):
-            msg = (
-                f"{caps.model} accepts reasoning_effort {', '.join(caps.efforts)} only, "
-                f"got {options.reasoning_effort!r}"
-            )
-            raise ValueError(msg)
         body["reasoning_effort"] = options.reasoning_effort
     if options.cache_ttl is not None:
-        require(caps, caps.cache_ttl, "the cache TTL option (prompt_cache_options)")
         body["prompt_cache_options"] = {"mode": "implicit", "ttl": options.cache_ttl}
     if options.temperature is not None:
         body["temperature"] = options.temperature
@@ -72,15 +62,10 @@ def build_request(messages: Sequence[BaseMessage], options: RequestOptions) -> d
 
 
 def _tool_fields(options: RequestOptions) -> dict[str, Any]:
-    caps = options.caps
-    if len(options.tools) > caps.max_tools:
-        msg = f"at most {caps.max_tools} tools may be sent, got {len(options.tools)}"
-        raise ValueError(msg)
     tools: list[dict[str, Any]] = []
     function_names: list[str] = []
     for spec in options.tools:
         if isinstance(spec, WebSearchToolSpec):
-            require(caps, caps.web_search, "the built-in web search")
             # `max_uses` has no Chat Completions form; the service decides how often to search.
             tools.append({"type": "web_search"})
             continue
@@ -96,7 +81,6 @@ def _tool_fields(options: RequestOptions) -> dict[str, Any]:
     choice = options.tool_choice
     if choice is None:
         return fields
-    require(caps, choice.mode in caps.tool_choice_forms, f"tool_choice {choice.mode!r}")
     if not tools:
         if choice.mode in ("any", "named"):
             msg = f"tool_choice {choice.mode!r} needs at least one tool"
@@ -114,12 +98,9 @@ def _tool_fields(options: RequestOptions) -> dict[str, Any]:
 
 def _response_format(options: RequestOptions) -> dict[str, Any]:
     fmt = options.output_format
-    caps = options.caps
     assert fmt is not None
     if fmt.kind == "json_object":
-        require(caps, caps.json_mode, "JSON mode (response_format json_object)")
         return {"type": "json_object"}
-    require(caps, caps.native_structured_output, "structured output (json_schema)")
     if fmt.schema is None:
         msg = "output_format json_schema needs a schema"
         raise ValueError(msg)
