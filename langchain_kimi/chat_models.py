@@ -30,6 +30,7 @@ from pydantic import (
     model_validator,
 )
 
+from langchain_kimi._contract import PROVIDER
 from langchain_kimi._http_config import check_max_retries
 from langchain_kimi._profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._resolve import ModelDefaults, resolve_options
@@ -210,7 +211,7 @@ class ChatKimi(BaseChatModel):
 
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
         params = LangSmithParams(
-            ls_provider="kimi",
+            ls_provider=PROVIDER,
             ls_model_name=str(kwargs.get("model") or self.model),
             ls_model_type="chat",
         )

@@ -124,7 +124,7 @@ def _reject_video() -> None:
 # --- user content ------------------------------------------------------------------------
 
 
-def user_blocks(content: str | list[Any], caps: Capabilities) -> list[Block]:
+def user_content(content: str | list[Any], caps: Capabilities) -> list[Block]:
     """Content blocks of one Human message (empty text dropped: the API rejects empty blocks)."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
@@ -153,7 +153,7 @@ def user_blocks(content: str | list[Any], caps: Capabilities) -> list[Block]:
     return blocks
 
 
-def tool_result_block(message: ToolMessage, caps: Capabilities) -> Block:
+def tool_result(message: ToolMessage, caps: Capabilities) -> Block:
     """A `tool_result` block; list content is kept as blocks only where the row allows it."""
     content = message.content
     payload: str | list[Block]
@@ -319,7 +319,7 @@ def _from_content_list(message: AIMessage, content: list[Any]) -> list[Block]:
     return blocks
 
 
-def assistant_blocks(message: AIMessage, caps: Capabilities) -> list[Block]:
+def assistant_replay(message: AIMessage, caps: Capabilities) -> list[Block]:
     """The content blocks to send for an AIMessage (see docs/internals.md, "Replay")."""
     stored = message.additional_kwargs.get(ANTHROPIC_BLOCKS)
     if isinstance(stored, list) and stored and _is_unchanged(message, stored):

@@ -28,9 +28,9 @@ from langchain_kimi._options import (
 from langchain_kimi._profiles import Capabilities
 from langchain_kimi.protocols.anthropic_messages.content import (
     Block,
-    assistant_blocks,
-    tool_result_block,
-    user_blocks,
+    assistant_replay,
+    tool_result,
+    user_content,
 )
 
 DEFAULT_MAX_TOKENS = 131_072
@@ -113,10 +113,10 @@ def _convert_messages(
         if role == "system":
             system_parts.append(message.content)
         elif role == "user":
-            push("user", user_blocks(message.content, caps))
+            push("user", user_content(message.content, caps))
         elif role == "assistant":
             ai = message if isinstance(message, AIMessage) else AIMessage(content=message.content)
-            blocks = assistant_blocks(ai, caps)
+            blocks = assistant_replay(ai, caps)
             known_call_ids.update(str(b.get("id")) for b in blocks if b["type"] == "tool_use")
             known_call_ids.update(str(tc["id"]) for tc in ai.tool_calls)
             # An empty assistant turn is dropped: the API rejects empty text blocks and an empty
@@ -130,7 +130,7 @@ def _convert_messages(
                     "the preceding AI messages"
                 )
                 raise ValueError(msg)
-            push("user", [tool_result_block(message, caps)])
+            push("user", [tool_result(message, caps)])
 
     for turn in turns:
         content = turn["content"]

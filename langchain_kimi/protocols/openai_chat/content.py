@@ -29,7 +29,7 @@ def require(caps: Capabilities, supported: bool, what: str) -> None:
         raise ValueError(msg)
 
 
-def assistant_messages(message: AIMessage) -> list[dict[str, Any]]:
+def assistant_replay(message: AIMessage) -> list[dict[str, Any]]:
     """`builtin_rounds` verbatim, then the assistant message (raw parts kept when unchanged)."""
     rounds = [dict(m) for m in message.additional_kwargs.get(BUILTIN_ROUNDS) or []]
     reasoning = reasoning_of(message)
@@ -138,7 +138,7 @@ def _rebuild(call: dict[str, Any], arguments: str | None = None) -> dict[str, An
     }
 
 
-def tool_message(message: ToolMessage, caps: Capabilities) -> dict[str, Any]:
+def tool_result(message: ToolMessage, caps: Capabilities) -> dict[str, Any]:
     content: str | list[dict[str, Any]]
     if isinstance(message.content, str):
         content = message.content

@@ -24,9 +24,9 @@ from langchain_kimi._options import RequestOptions, WebSearchToolSpec
 from langchain_kimi._profiles import Capabilities
 from langchain_kimi.protocols.openai_chat.builtin import builtin_answers, is_builtin
 from langchain_kimi.protocols.openai_chat.content import (
-    assistant_messages,
+    assistant_replay,
     plain_text,
-    tool_message,
+    tool_result,
     user_content,
 )
 
@@ -119,7 +119,7 @@ def _wire_messages(messages: Sequence[BaseMessage], caps: Capabilities) -> list[
     known_ids: set[str] = set()
     for position, message in enumerate(messages):
         if isinstance(message, AIMessage):
-            replay = assistant_messages(message)
+            replay = assistant_replay(message)
             wire.extend(replay)
             for item in replay:
                 known_ids.update(c["id"] for c in item.get("tool_calls") or [])
@@ -131,7 +131,7 @@ def _wire_messages(messages: Sequence[BaseMessage], caps: Capabilities) -> list[
                     "of a preceding AIMessage"
                 )
                 raise ValueError(msg)
-            wire.append(tool_message(message, caps))
+            wire.append(tool_result(message, caps))
         elif isinstance(message, SystemMessage) or (
             isinstance(message, ChatMessage) and message.role in ("system", "developer")
         ):
