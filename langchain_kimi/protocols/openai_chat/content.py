@@ -1,8 +1,7 @@
-"""LangChain message content -> Chat Completions message content (user parts, tool results,
-assistant replay). Pure functions; `request.py` assembles the messages.
-
-Accepted input shapes: plain strings, LangChain v1 standard blocks, OpenAI-style parts
-(`image_url`) and Anthropic-native blocks.
+"""What one LangChain message becomes on Chat Completions: user `content` parts (text, image,
+video), a `tool` message, and the replay of an assistant turn with its raw tool calls and search
+rounds. `request.py` puts the messages in order. Parts may come as plain strings, v1 standard
+blocks, OpenAI-style parts or Anthropic-native blocks.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
 from langchain_core.messages.ai import InputTokenDetails, OutputTokenDetails, UsageMetadata
+from langchain_core.messages.tool import invalid_tool_call, tool_call
 
 from langchain_kimi._contract import PROVIDER, RAW_TOOL_CALLS, REASONING
 from langchain_kimi._errors import KimiAPIError
@@ -120,29 +121,13 @@ def parse_tool_calls(
         text = arguments if isinstance(arguments, str) else ""
         try:
             args = json.loads(text) if text.strip() else {}
+            error = None if isinstance(args, dict) else "arguments are not a JSON object"
         except ValueError as exc:
-            invalid.append(
-                InvalidToolCall(
-                    type="invalid_tool_call",
-                    id=call.get("id"),
-                    name=name,
-                    args=text,
-                    error=f"arguments are not valid JSON: {exc}",
-                )
-            )
-            continue
-        if isinstance(args, dict):
-            valid.append(ToolCall(type="tool_call", id=call.get("id"), name=name or "", args=args))
+            error = f"arguments are not valid JSON: {exc}"
+        if error is None:
+            valid.append(tool_call(name=name or "", args=args, id=call.get("id")))
         else:
-            invalid.append(
-                InvalidToolCall(
-                    type="invalid_tool_call",
-                    id=call.get("id"),
-                    name=name,
-                    args=text,
-                    error="arguments are not a JSON object",
-                )
-            )
+            invalid.append(invalid_tool_call(name=name, args=text, id=call.get("id"), error=error))
     return valid, invalid
 
 
