@@ -1,7 +1,7 @@
 """Bad input gets a clear ValueError before any network call: one test per case.
 
-Every model here uses an httpx transport that fails the test if it is ever called, so each case
-also proves that nothing was sent.
+Every model here uses the offline fake gateway (tests/fake_gateway.py), whose transport fails
+the test if it is ever called, so each case also proves that nothing was sent.
 """
 
 from __future__ import annotations
@@ -9,24 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, ValidationError
 
 from langchain_kimi import ChatKimi
+from tests.fake_gateway import offline
 
-
-def _never_called(request: httpx.Request) -> httpx.Response:
-    pytest.fail(f"a request was sent: {request.method} {request.url}")
-
-
-def _model(**fields: Any) -> ChatKimi:
-    fields.setdefault("api_key", "test-key-not-real")
-    fields.setdefault("max_retries", 0)
-    return ChatKimi(
-        http_client=httpx.Client(transport=httpx.MockTransport(_never_called)), **fields
-    )
+# Nothing may be sent: the transport of `_model` fails the test when called. Its retries stay at
+# the default, so a refusal cannot hide behind "no retries configured".
+_model = offline
 
 
 def _image(mime: str = "image/png") -> HumanMessage:
@@ -221,6 +213,6 @@ def test_there_are_at_least_thirty_cases() -> None:
 
 def test_missing_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("EVOLINK_API_KEY", raising=False)
-    model = ChatKimi(http_client=httpx.Client(transport=httpx.MockTransport(_never_called)))
+    model = offline(api_key=None)
     with pytest.raises(ValueError, match="EVOLINK_API_KEY"):
         model.invoke("hi")

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langchain_kimi import ChatKimi
+from tests.fake_gateway import FakeGateway, refuse
 from tests.schema_validation import validate_request
 
 K31 = "kimi-k3.1-pro"
@@ -31,74 +30,19 @@ PNG_B64 = (
 )
 MP4_B64 = "AAAAIGZ0eXBpc29tAAACAGlzb21pc28yYXZjMW1wNDE="
 
-# --- fake transports ---------------------------------------------------------------------
-
-
-def _reply(protocol: str, model: str) -> dict[str, Any]:
-    if protocol == "anthropic":
-        return {
-            "id": "msg_fake",
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": [{"type": "text", "text": "ok"}],
-            "stop_reason": "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": 1, "output_tokens": 1},
-        }
-    return {
-        "id": "chatcmpl-fake",
-        "object": "chat.completion",
-        "created": 1,
-        "model": model,
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
-        ],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
-
-
-def _client(handler: Callable[[httpx.Request], httpx.Response]) -> httpx.Client:
-    return httpx.Client(transport=httpx.MockTransport(handler))
+# --- the fake gateway (tests/fake_gateway.py) ---------------------------------------------
 
 
 def capturing(protocol: str, model: str = K31, **fields: Any) -> tuple[ChatKimi, list[Any]]:
     """A ChatKimi whose transport records each request body and answers a minimal reply."""
-    sent: list[dict[str, Any]] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content)
-        sent.append(body)
-        return httpx.Response(200, json=_reply(protocol, str(body["model"])))
-
-    model_ = ChatKimi(
-        model_name=model,
-        protocol=protocol,  # type: ignore[arg-type]
-        api_key="test-key-not-real",  # type: ignore[arg-type]
-        max_retries=0,
-        http_client=_client(handler),
-        **fields,
-    )
-    return model_, sent
+    gateway = FakeGateway()
+    return gateway.model(protocol, model, **fields), gateway.bodies
 
 
 def refusing(protocol: str, model: str = K31, **fields: Any) -> tuple[ChatKimi, list[Any]]:
-    """A ChatKimi whose transport fails the test if anything is sent."""
-    calls: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        calls.append(request)
-        pytest.fail(f"a refused request reached the transport: {request.content!r}")
-
-    model_ = ChatKimi(
-        model_name=model,
-        protocol=protocol,  # type: ignore[arg-type]
-        api_key="test-key-not-real",  # type: ignore[arg-type]
-        max_retries=0,
-        http_client=_client(handler),
-        **fields,
-    )
-    return model_, calls
+    """A ChatKimi whose transport fails the test if anything is sent (and records it first)."""
+    gateway = FakeGateway(reply=refuse)
+    return gateway.model(protocol, model, **fields), gateway.bodies
 
 
 def body_of(protocol: str, model: str = K31, messages: Any = "hi", **call: Any) -> dict[str, Any]:
@@ -230,19 +174,7 @@ def test_refused_before_sending(
 async def test_refused_before_sending_async(
     protocol: str, model: str, kwargs: dict[str, Any], messages: Any, needle: str
 ) -> None:
-    calls: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        calls.append(request)
-        pytest.fail("a refused request reached the async transport")
-
-    chat = ChatKimi(
-        model_name=model,
-        protocol=protocol,  # type: ignore[arg-type]
-        api_key="test-key-not-real",  # type: ignore[arg-type]
-        max_retries=0,
-        http_async_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
-    )
+    chat, calls = refusing(protocol, model)
     with pytest.raises(ValueError, match=needle):
         await chat.ainvoke(messages, **kwargs)
     with pytest.raises(ValueError, match=needle):

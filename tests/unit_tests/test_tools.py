@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
 import pytest
 from langchain_anthropic import ChatAnthropic
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
@@ -18,7 +17,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from langchain_kimi import ChatKimi
+from tests.fake_gateway import FakeGateway
 from tests.schema_validation import validate_request, validate_response
 
 K31, K31_FAST, K3 = "kimi-k3.1-pro", "kimi-k3.1-pro-highspeed", "kimi-k3"
@@ -113,36 +112,25 @@ ALL_FORMS: list[Any] = [
 
 
 class Wire:
-    """A ChatKimi whose HTTP traffic goes to `reply`; `bodies` holds every request body sent."""
+    """A ChatKimi on the fake gateway answering `reply`; every body sent is validated against
+    the protocol's schema and kept in `bodies`."""
 
     def __init__(self, protocol: str, model: str = K31, reply: Any = None) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        self.protocol = protocol
         default = ANTHROPIC_OK if protocol == "anthropic" else OPENAI_OK
-        self.reply = reply if reply is not None else {**default, "model": model}
+        answer = reply if reply is not None else {**default, "model": model}
 
-        def handler(request: httpx.Request) -> httpx.Response:
-            body = json.loads(request.content)
-            self.bodies.append(body)
+        def validated(body: dict[str, Any], _path: str) -> Any:
             validate_request(body, protocol, model)
-            if isinstance(self.reply, str):
-                return httpx.Response(
-                    200, text=self.reply, headers={"content-type": "text/event-stream"}
-                )
-            return httpx.Response(200, json=self.reply)
+            return answer
 
-        self.model = ChatKimi(  # type: ignore[call-arg]
-            model=model,
-            protocol=protocol,  # type: ignore[arg-type]
-            api_key="test-key-not-real",  # type: ignore[arg-type]
-            max_retries=0,
-            http_client=httpx.Client(transport=httpx.MockTransport(handler)),
-        )
+        self.protocol = protocol
+        self.gateway = FakeGateway(validated)
+        self.bodies = self.gateway.bodies
+        self.model = self.gateway.model(protocol, model)
 
     @property
     def body(self) -> dict[str, Any]:
-        assert len(self.bodies) == 1
-        return self.bodies[0]
+        return self.gateway.body
 
 
 # ------------------------------------------------------------------ declarations
