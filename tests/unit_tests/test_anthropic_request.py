@@ -206,6 +206,9 @@ def test_tool_choice_k3() -> None:
     assert build(HI, K3, tools=(WEATHER,), tool_choice=ToolChoice("any"))["tool_choice"] == {
         "type": "any"
     }
+    assert build(HI, K3, tools=(WEATHER,), tool_choice=ToolChoice("auto"))["tool_choice"] == {
+        "type": "auto"
+    }
     none = build(HI, K3, tools=(WEATHER,), tool_choice=ToolChoice("none"))
     assert "tools" not in none
     assert "tool_choice" not in none

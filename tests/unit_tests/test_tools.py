@@ -17,6 +17,8 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
+from langchain_kimi._options import ToolChoice
+from langchain_kimi._tools import resolve_tool_choice, to_tool_specs
 from tests.fake_gateway import FakeGateway
 from tests.schema_validation import validate_request, validate_response
 
@@ -210,71 +212,35 @@ def test_malformed_tools_are_refused_at_bind_time(bad: Any, match: str) -> None:
 
 # ------------------------------------------------------------------ tool_choice
 
-NAMED_OPENAI = {"type": "function", "function": {"name": "get_weather"}}
-ABSENT = object()
-# (protocol, model, tool_choice) -> (declared tool names, wire tool_choice or ABSENT)
-CHOICES: list[tuple[str, str, Any, list[str], Any]] = [
-    *[
-        (p, m, c, ["get_weather", "get_time"], w)
-        for p, m in [("openai", K31), ("openai", K31_FAST), ("openai", K3)]
-        for c, w in [
-            ("auto", "auto"),
-            ("any", "required"),
-            ("required", "required"),
-            (True, "required"),
-            ("none", "none"),
-            ("get_weather", NAMED_OPENAI),
-            (NAMED_OPENAI, NAMED_OPENAI),
-            ({"type": "tool", "name": "get_weather"}, NAMED_OPENAI),
-        ]
-    ],
-    *[
-        (p, m, c, names, w)
-        for p, m in [("anthropic", K31), ("anthropic", K31_FAST)]
-        for c, names, w in [
-            ("auto", ["get_weather", "get_time"], {"type": "auto"}),
-            ("any", ["get_weather", "get_time"], {"type": "any"}),
-            ("required", ["get_weather", "get_time"], {"type": "any"}),
-            (True, ["get_weather", "get_time"], {"type": "any"}),
-            ("none", ["get_weather", "get_time"], {"type": "none"}),
-            # K3.1 documents no named form: only that tool is offered, with `any`.
-            ("get_weather", ["get_weather"], {"type": "any"}),
-            (NAMED_OPENAI, ["get_weather"], {"type": "any"}),
-            ({"type": "tool", "name": "get_weather"}, ["get_weather"], {"type": "any"}),
-        ]
-    ],
-    *[
-        ("anthropic", K3, c, names, w)
-        for c, names, w in [
-            ("auto", ["get_weather", "get_time"], {"type": "auto"}),
-            ("any", ["get_weather", "get_time"], {"type": "any"}),
-            (True, ["get_weather", "get_time"], {"type": "any"}),
-            # kimi-k3 documents no `none`: the tools are not sent at all.
-            ("none", [], ABSENT),
-            ("get_weather", ["get_weather", "get_time"], {"type": "tool", "name": "get_weather"}),
-            (NAMED_OPENAI, ["get_weather", "get_time"], {"type": "tool", "name": "get_weather"}),
-        ]
-    ],
+# LangChain's tool_choice forms -> the neutral ToolChoice. What each ToolChoice becomes on the
+# wire, per model, is tested once, in test_openai_request.py / test_anthropic_request.py.
+NAMED = ToolChoice("named", "get_weather")
+CHOICES: list[tuple[Any, ToolChoice]] = [
+    ("auto", ToolChoice("auto")),
+    ("any", ToolChoice("any")),
+    ("required", ToolChoice("any")),
+    (True, ToolChoice("any")),
+    ("none", ToolChoice("none")),
+    (False, ToolChoice("none")),
+    ("get_weather", NAMED),
+    ({"type": "function", "function": {"name": "get_weather"}}, NAMED),
+    ({"type": "tool", "name": "get_weather"}, NAMED),
+    ({"type": "auto"}, ToolChoice("auto")),
+    ({"type": "any"}, ToolChoice("any")),
 ]
 
 
-@pytest.mark.parametrize(
-    ("protocol", "model", "choice", "names", "wire_choice"),
-    CHOICES,
-    ids=[f"{p}-{m}-{c!r}" for p, m, c, _, _ in CHOICES],
-)
-def test_tool_choice_mapping(
-    protocol: str, model: str, choice: Any, names: list[str], wire_choice: Any
-) -> None:
-    wire = Wire(protocol, model)
-    wire.model.bind_tools([get_weather, get_time], tool_choice=choice).invoke("hi")
-    sent = wire.body.get("tools", [])
-    declared = [t["function"]["name"] if "function" in t else t["name"] for t in sent]
-    assert declared == names
-    if wire_choice is ABSENT:
-        assert "tool_choice" not in wire.body
-    else:
-        assert wire.body["tool_choice"] == wire_choice
+@pytest.mark.parametrize(("choice", "neutral"), CHOICES, ids=[repr(c) for c, _ in CHOICES])
+def test_tool_choice_forms(choice: Any, neutral: ToolChoice) -> None:
+    specs = to_tool_specs([get_weather, get_time])
+    assert resolve_tool_choice(choice, specs) == neutral
+
+
+def test_bound_tool_choice_reaches_the_adapter() -> None:
+    wire = Wire("openai")
+    wire.model.bind_tools([get_weather, get_time], tool_choice="required").invoke("hi")
+    assert wire.body["tool_choice"] == "required"
+    assert [t["function"]["name"] for t in wire.body["tools"]] == ["get_weather", "get_time"]
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
