@@ -420,6 +420,60 @@ def test_mixed_builtin_and_client_calls() -> None:
     assert [m["tool_call_id"] for m in body["messages"][2:]] == ["s1", "c1"]
 
 
+def test_one_ai_message_replays_as_search_rounds_then_client_calls() -> None:
+    """A reply that ran two `$web_search` rounds, then asked for a client call mixed with one
+    more search, is ONE AIMessage; on the wire it is every round verbatim, the final assistant
+    message with only its own reasoning, the builtin answer, then the caller's tool result."""
+    rounds: list[dict[str, Any]] = []
+    for n in (1, 2):
+        call = {
+            "id": f"s{n}",
+            "type": "builtin_function",
+            "function": {"name": "$web_search", "arguments": f'{{"q":{n}}}'},
+        }
+        rounds += [
+            {
+                "role": "assistant",
+                "content": None,
+                "reasoning_content": f"r{n}. ",
+                "tool_calls": [call],
+            },
+            {"role": "tool", "tool_call_id": f"s{n}", "content": f'{{"q":{n}}}'},
+        ]
+    search = {
+        "id": "s3",
+        "type": "builtin_function",
+        "function": {"name": "$web_search", "arguments": '{"q":3}'},
+    }
+    client = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+    }
+    ai = AIMessage(
+        "",
+        additional_kwargs={
+            "reasoning_content": "r1. r2. final.",
+            "builtin_rounds": rounds,
+            "tool_calls": [search, client],
+        },
+        tool_calls=[_call("c1")],
+    )
+    body = build([*HI, ai, ToolMessage("sunny", tool_call_id="c1")])
+    assert body["messages"] == [
+        {"role": "user", "content": "hi"},
+        *rounds,
+        {
+            "role": "assistant",
+            "content": None,
+            "reasoning_content": "final.",
+            "tool_calls": [search, client],
+        },
+        {"role": "tool", "tool_call_id": "s3", "content": '{"q":3}'},
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+    ]
+
+
 def test_message_from_anthropic_protocol() -> None:
     ai = AIMessage(
         [

@@ -7,6 +7,7 @@ check the wire body ChatKimi really sends (and validate it against spec/); nothi
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
+from langchain_kimi import _resolve
 from langchain_kimi._options import ToolChoice
 from langchain_kimi._tools import resolve_tool_choice, to_tool_specs
 from tests.fake_gateway import FakeGateway
@@ -172,6 +174,36 @@ def test_parallel_tool_calls_is_never_sent() -> None:
     wire = Wire("openai")
     wire.model.bind_tools([get_weather], parallel_tool_calls=True).invoke("hi")
     assert "parallel_tool_calls" not in wire.body  # no such field in the Kimi schema
+
+
+PARALLEL_WARNING = (
+    "parallel_tool_calls=False has no documented field on either Kimi protocol and is not sent; "
+    "the model may still return several tool calls"
+)
+
+
+def _parallel_warnings(caught: list[warnings.WarningMessage]) -> list[tuple[type, str]]:
+    return [(w.category, str(w.message)) for w in caught if "parallel_tool" in str(w.message)]
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+def test_parallel_tool_calls_false_warns_once_and_is_not_sent(
+    protocol: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The warning is once per process (docs/tools.md): start from a process that has not warned,
+    # whatever ran before this test.
+    monkeypatch.setattr(_resolve, "_parallel_warned", False)
+    wire = Wire(protocol)
+    with warnings.catch_warnings(record=True) as first:
+        warnings.simplefilter("always")
+        bound = wire.model.bind_tools([get_weather], parallel_tool_calls=False)
+    assert _parallel_warnings(first) == [(UserWarning, PARALLEL_WARNING)]
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")
+        bound.invoke("hi")
+    assert _parallel_warnings(again) == []
+    assert "parallel_tool_calls" not in wire.body
+    assert [t.get("name") or t["function"]["name"] for t in wire.body["tools"]] == ["get_weather"]
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
