@@ -91,8 +91,21 @@ def test_full_options_body(model: str) -> None:
     assert body["response_format"] == {"type": "json_object"}
     for key, value in extra.items():
         assert body[key] == value
-    if model == K3:
-        assert "prompt_cache_options" not in body
+    # Exactly these fields: no `max_tokens`, `stream_options`, `stop`, `parallel_tool_calls`, and
+    # no `prompt_cache_options` for kimi-k3.
+    assert set(body) == {
+        "model",
+        "messages",
+        "max_completion_tokens",
+        "stream",
+        "reasoning_effort",
+        "temperature",
+        "top_p",
+        "tools",
+        "tool_choice",
+        "response_format",
+        *extra,
+    }
 
 
 def test_function_tool_forms() -> None:
