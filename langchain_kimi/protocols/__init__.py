@@ -36,6 +36,12 @@ class StreamDecoder(Protocol):
 
     def finish(self) -> list[AIMessageChunk]: ...
 
+    @property
+    def ended(self) -> bool:
+        """Whether the protocol's end event arrived (the reply is complete; later events are
+        ignored). The plans still read until the stream closes."""
+        ...
+
     def reply(self) -> dict[str, Any]:
         """The reply decoded so far, shaped as the protocol's non-streamed response body."""
         ...

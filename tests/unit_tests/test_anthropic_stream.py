@@ -223,6 +223,18 @@ def test_authored_stream_aggregates_to_parse_response(cuts: tuple[int, ...]) -> 
     assert_same_message(aggregate(chunks), parse_response(AUTHORED_BODY))
 
 
+def test_reply_is_the_non_streamed_body() -> None:
+    """`reply()` (what the adapter's rounds read after a streamed round) parses to exactly what
+    the non-streamed body of the same reply parses to."""
+    decoder = StreamDecoder()
+    for event, data in sse_events(AUTHORED_SSE):
+        decoder.feed(event, data)
+    assert decoder.ended
+    reply = decoder.reply()
+    assert reply["content"] == AUTHORED_BODY["content"]
+    assert_same_message(parse_response(reply), parse_response(AUTHORED_BODY))
+
+
 def test_cut_inside_multibyte_character() -> None:
     cut = AUTHORED_SSE.index("—".encode()) + 1
     chunks = decode(sse_events(AUTHORED_SSE, (cut,)))

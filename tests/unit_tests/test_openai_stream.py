@@ -184,6 +184,19 @@ def test_stream_aggregates_to_invoke_result(usage_mode: str, seed: int) -> None:
     assert sum(1 for c in chunks if "tool_calls" in c.additional_kwargs) == 1
 
 
+@pytest.mark.parametrize("usage_mode", ["top", "choice", "both"])
+def test_reply_is_the_non_streamed_body(usage_mode: str) -> None:
+    """`reply()` (what the adapter's rounds read after a streamed round) parses to exactly what
+    the non-streamed body of the same reply parses to."""
+    payloads, body = tool_call_stream(usage_mode)
+    decoder = StreamDecoder()
+    for event, data in sse_events([sse(payloads).encode()]):
+        decoder.feed(event, data)
+    assert decoder.ended
+    assert summary(parse_response(decoder.reply())) == summary(parse_response(body))
+    assert decoder.reply()["choices"][0]["message"] == decoder.assistant_message()
+
+
 def test_tool_call_chunks_carry_index_and_first_piece_ids() -> None:
     payloads, _ = tool_call_stream("top")
     chunks = decode(sse_events([sse(payloads).encode()]))

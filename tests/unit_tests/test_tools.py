@@ -24,7 +24,7 @@ from langchain_kimi._tools import resolve_tool_choice, to_tool_specs
 from tests.fake_gateway import FakeGateway
 from tests.schema_validation import validate_request, validate_response
 
-K31, K31_FAST, K3 = "kimi-k3.1-pro", "kimi-k3.1-pro-highspeed", "kimi-k3"
+K31, K3 = "kimi-k3.1-pro", "kimi-k3"
 ANTHROPIC_OK = {
     "id": "msg_01Ok",
     "type": "message",

@@ -67,6 +67,8 @@ class StreamDecoder(JsonEventDecoder):
         self._usage: dict[str, Any] | None = None
         self._raw_finish: str | None = None
         self._id: str | None = None
+        self._head: dict[str, Any] | None = None
+        """`model` and `created` of the first payload (for `reply()`)."""
 
     # -- public API ----------------------------------------------------------------------
 
@@ -101,7 +103,7 @@ class StreamDecoder(JsonEventDecoder):
         choice = {"index": 0, "message": self.assistant_message()}
         if self._raw_finish is not None:
             choice["finish_reason"] = self._raw_finish
-        body: dict[str, Any] = {"id": self._id, "choices": [choice]}
+        body: dict[str, Any] = {"id": self._id, **(self._head or {}), "choices": [choice]}
         if self._usage:
             body["usage"] = self._usage
         return body
@@ -119,6 +121,8 @@ class StreamDecoder(JsonEventDecoder):
 
     def _on_payload(self, event: str, payload: dict[str, Any]) -> list[AIMessageChunk]:
         self._id = self._id or payload.get("id")
+        if self._head is None:
+            self._head = {k: payload[k] for k in ("model", "created") if payload.get(k) is not None}
         self._usage = merge_usage(self._usage, payload.get("usage"))
         choices = payload.get("choices") or []
         choice: dict[str, Any] = choices[0] if choices and isinstance(choices[0], dict) else {}
