@@ -408,17 +408,20 @@ def test_plain_ai_message_and_no_empty_tool_calls() -> None:
     assert body["messages"][1] == {"role": "assistant", "content": ""}
 
 
+def _search_call(call_id: str, arguments: str) -> dict[str, Any]:
+    function = {"name": "$web_search", "arguments": arguments}
+    return {"id": call_id, "type": "builtin_function", "function": function}
+
+
+CLIENT_CALL = {
+    "id": "c1",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+}
+
+
 def test_mixed_builtin_and_client_calls() -> None:
-    search = {
-        "id": "s1",
-        "type": "builtin_function",
-        "function": {"name": "$web_search", "arguments": '{"q":1}'},
-    }
-    client = {
-        "id": "c1",
-        "type": "function",
-        "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
-    }
+    search, client = _search_call("s1", '{"q":1}'), CLIENT_CALL
     ai = AIMessage("", additional_kwargs={"tool_calls": [search, client]}, tool_calls=[_call("c1")])
     body = build([*HI, ai, ToolMessage("sunny", tool_call_id="c1")])
     assert body["messages"][1]["tool_calls"] == [search, client]
@@ -439,11 +442,7 @@ def test_one_ai_message_replays_as_search_rounds_then_client_calls() -> None:
     message with only its own reasoning, the builtin answer, then the caller's tool result."""
     rounds: list[dict[str, Any]] = []
     for n in (1, 2):
-        call = {
-            "id": f"s{n}",
-            "type": "builtin_function",
-            "function": {"name": "$web_search", "arguments": f'{{"q":{n}}}'},
-        }
+        call = _search_call(f"s{n}", f'{{"q":{n}}}')
         rounds += [
             {
                 "role": "assistant",
@@ -453,16 +452,7 @@ def test_one_ai_message_replays_as_search_rounds_then_client_calls() -> None:
             },
             {"role": "tool", "tool_call_id": f"s{n}", "content": f'{{"q":{n}}}'},
         ]
-    search = {
-        "id": "s3",
-        "type": "builtin_function",
-        "function": {"name": "$web_search", "arguments": '{"q":3}'},
-    }
-    client = {
-        "id": "c1",
-        "type": "function",
-        "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
-    }
+    search, client = _search_call("s3", '{"q":3}'), CLIENT_CALL
     ai = AIMessage(
         "",
         additional_kwargs={

@@ -21,28 +21,15 @@ from typing_extensions import TypedDict
 from langchain_kimi import _resolve
 from langchain_kimi._options import ToolChoice
 from langchain_kimi._tools import resolve_tool_choice, to_tool_specs
-from tests.fake_gateway import FakeGateway
+from tests.fake_gateway import FakeGateway, minimal_reply
 from tests.schema_validation import validate_request, validate_response
 
 K31, K3 = "kimi-k3.1-pro", "kimi-k3"
-ANTHROPIC_OK = {
-    "id": "msg_01Ok",
-    "type": "message",
-    "role": "assistant",
-    "model": K31,
-    "content": [{"type": "text", "text": "ok"}],
-    "stop_reason": "end_turn",
-    "stop_sequence": None,
-    "usage": {"input_tokens": 1, "output_tokens": 1},
-}
+# The fake gateway's minimal replies, with ids of their own (and no usage on Chat Completions).
+ANTHROPIC_OK = {**minimal_reply({"model": K31}, "/v1/messages"), "id": "msg_01Ok"}
 OPENAI_OK = {
+    **{k: v for k, v in minimal_reply({"model": K31}, "/v1/chat/completions").items() if k != "usage"},
     "id": "chatcmpl-ok",
-    "object": "chat.completion",
-    "created": 1,
-    "model": K31,
-    "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
-    ],
 }
 
 
