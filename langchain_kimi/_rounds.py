@@ -120,14 +120,20 @@ class StreamPlan(_Plan):
             yield generation
 
     def feed(self, event: str, data: str) -> list[ChatGenerationChunk]:
-        with self._decoding():
+        try:
             chunks = self.decoder.feed(event, data)
+        except KimiStreamError as error:
+            self._keep_round(error)
+            raise
         return [self._emit(chunk) for chunk in chunks]
 
     def finish_round(self) -> list[ChatGenerationChunk]:
         """The round's last chunks; sets `pending` to the follow-up body or None."""
-        with self._decoding():
+        try:
             chunks = self.decoder.finish()
+        except KimiStreamError as error:
+            self._keep_round(error)
+            raise
         generations = [self._emit(chunk) for chunk in chunks]
         assert self.pending is not None
         follow_up = self._rounds.follow_up(self.pending, self.decoder.reply())
@@ -138,16 +144,11 @@ class StreamPlan(_Plan):
             self.pending = None
         return generations
 
-    @contextmanager
-    def _decoding(self) -> Iterator[None]:
+    def _keep_round(self, error: KimiStreamError) -> None:
         # A stream the decoder cannot read keeps what this round showed (issue 11 widens this
         # to the whole call: then `guard` alone attaches `_seen`).
-        try:
-            yield
-        except KimiStreamError as error:
-            if error.partial is None and len(self._seen) > self._round_start:
-                error.partial = _aggregate(self._seen[self._round_start :])
-            raise
+        if error.partial is None and len(self._seen) > self._round_start:
+            error.partial = _aggregate(self._seen[self._round_start :])
 
     @contextmanager
     def guard(self) -> Iterator[None]:

@@ -1,13 +1,13 @@
 """What both stream decoders share: one SSE event's JSON, error events, and the end of a reply.
 
-A subclass says which events carry reply data (`_wants`) and turns one parsed payload into
+A subclass says which events carry reply data (`data_events`) and turns one parsed payload into
 chunks (`_on_payload`); it calls `_end()` when its protocol's end event arrives. Decoders keep
 reply state only: what the caller has seen is kept by the stream plan (`_rounds.StreamPlan`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 from langchain_core.messages import AIMessageChunk
 
@@ -22,6 +22,8 @@ class JsonEventDecoder:
     """How error messages name this protocol's stream."""
     end_event = "the end event"
     """How error messages name this protocol's end event."""
+    data_events: frozenset[str] = frozenset()
+    """Event names that carry reply data; others (keep-alives, unknown events) are ignored."""
 
     def __init__(self) -> None:
         self._ended = False
@@ -32,17 +34,15 @@ class JsonEventDecoder:
         return self._ended
 
     def feed(self, event: str, data: str) -> list[AIMessageChunk]:
-        """Chunks for one SSE event (`event` name, raw `data` text); a typed error for an error
-        payload, `KimiStreamError` for data that is not JSON."""
-        if self._ended or not self._wants(event, data):
+        """Chunks for one SSE event (`event` name, raw `data` text); `KimiStreamError` for data
+        that is not JSON, the typed error for an error payload (see `_raise_error`)."""
+        if self._ended or event not in self.data_events:
             return []
         try:
             payload = fast_json.loads(data)
         except ValueError as exc:
-            msg = f"malformed JSON in {self._describe(event)}: {data[:200]!r} ({exc})"
-            raise KimiStreamError(msg) from exc
-        if self._is_error(event, payload):
-            raise error_from_stream_payload(payload)
+            msg = f"malformed JSON in {self.wire_name} event {event or 'message'!r}: {data[:200]!r}"
+            raise KimiStreamError(f"{msg} ({exc})") from exc
         return self._on_payload(event, payload)
 
     def finish(self) -> list[AIMessageChunk]:
@@ -56,15 +56,11 @@ class JsonEventDecoder:
     def _end(self) -> None:
         self._ended = True
 
-    def _wants(self, event: str, data: str) -> bool:
-        """Whether this event carries reply data (keep-alives and unknown events do not)."""
-        return True
-
-    def _describe(self, event: str) -> str:
-        return f"{self.wire_name} event {event or 'message'!r}"
-
-    def _is_error(self, event: str, payload: Any) -> bool:
-        return event == "error"
+    @staticmethod
+    def _raise_error(payload: Any) -> NoReturn:
+        """An error object arrived inside the stream: its typed error."""
+        raise error_from_stream_payload(payload)
 
     def _on_payload(self, event: str, payload: Any) -> list[AIMessageChunk]:
+        """One parsed payload -> chunks (an error payload -> `_raise_error`)."""
         raise NotImplementedError

@@ -60,16 +60,12 @@ class StreamDecoder(JsonEventDecoder):
 
     # -- the shared decoder's hooks -------------------------------------------------------
 
-    def _wants(self, event: str, data: str) -> bool:
-        # `ping` keeps the connection alive; unknown events are ignored (the protocol may add
-        # new ones).
-        return event in _HANDLERS or event in (*_UNNAMED, "error")
-
-    def _is_error(self, event: str, payload: Any) -> bool:
-        return _event_name(event, payload) == "error"
-
     def _on_payload(self, event: str, payload: Any) -> list[AIMessageChunk]:
-        handler = _HANDLERS.get(_event_name(event, payload))
+        if event in _UNNAMED and isinstance(payload, dict):
+            event = str(payload.get("type") or "")  # no `event:` line: the type names it
+        if event == "error":
+            self._raise_error(payload)
+        handler = _HANDLERS.get(event)
         if handler is None or not isinstance(payload, dict):
             return []
         return handler(self, payload)
@@ -217,9 +213,5 @@ _HANDLERS = {
     "message_delta": StreamDecoder._on_message_delta,
     "message_stop": StreamDecoder._on_message_stop,
 }
-
-
-def _event_name(event: str, payload: Any) -> str:
-    if event in _UNNAMED and isinstance(payload, dict):
-        return str(payload.get("type") or "")
-    return event
+# `ping` keeps the connection alive; unknown events are ignored (the protocol may add new ones).
+StreamDecoder.data_events = frozenset({*_HANDLERS, "error", *_UNNAMED})

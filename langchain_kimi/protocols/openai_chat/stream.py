@@ -25,7 +25,6 @@ from langchain_kimi.protocols.openai_chat.response import (
 )
 
 DONE = "[DONE]"
-_DATA_EVENTS = ("", "message", "chunk")
 
 
 @dataclass
@@ -57,6 +56,7 @@ class StreamDecoder(JsonEventDecoder):
 
     wire_name = "Chat Completions stream"
     end_event = DONE
+    data_events = frozenset({"", "message", "chunk", "error"})
 
     def __init__(self, *, continuation: bool = False) -> None:
         super().__init__()
@@ -74,7 +74,7 @@ class StreamDecoder(JsonEventDecoder):
 
     def feed(self, event: str, data: str) -> list[AIMessageChunk]:
         """One SSE event -> zero or more chunks (raises a typed error for an error payload)."""
-        if not self.ended and data.strip() == DONE:
+        if not self._ended and data.strip() == DONE:
             self._end()
             return [self._final_chunk()]
         return super().feed(event, data)
@@ -110,16 +110,12 @@ class StreamDecoder(JsonEventDecoder):
 
     # -- internals -----------------------------------------------------------------------
 
-    def _wants(self, event: str, data: str) -> bool:
-        return event in _DATA_EVENTS or event == "error"
-
-    def _is_error(self, event: str, payload: Any) -> bool:
+    def _on_payload(self, event: str, payload: Any) -> list[AIMessageChunk]:
         if not isinstance(payload, dict):
             msg = f"unexpected Chat Completions stream event (not an object): {payload!r:.200}"
             raise KimiStreamError(msg)
-        return event == "error" or payload.get("error") is not None
-
-    def _on_payload(self, event: str, payload: dict[str, Any]) -> list[AIMessageChunk]:
+        if event == "error" or payload.get("error") is not None:
+            self._raise_error(payload)
         self._id = self._id or payload.get("id")
         if self._head is None:
             self._head = {k: payload[k] for k in ("model", "created") if payload.get(k) is not None}
