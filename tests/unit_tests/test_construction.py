@@ -15,7 +15,7 @@ import pytest
 from langchain_core.load import dumpd, load
 
 from langchain_kimi import ChatKimi
-from tests.unit_tests.test_features import _reply
+from tests.fake_gateway import minimal_reply
 
 KEY = "test-key-not-real"
 
@@ -23,8 +23,7 @@ KEY = "test-key-not-real"
 def _recording(sent: list[httpx.Request]) -> httpx.Client:
     def handler(request: httpx.Request) -> httpx.Response:
         sent.append(request)
-        protocol = "anthropic" if request.url.path.endswith("/messages") else "openai"
-        return httpx.Response(200, json=_reply(protocol, json.loads(request.content)["model"]))
+        return httpx.Response(200, json=minimal_reply(json.loads(request.content), request.url.path))
 
     return httpx.Client(transport=httpx.MockTransport(handler))
 

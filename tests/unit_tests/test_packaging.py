@@ -15,6 +15,7 @@ import subprocess
 import sys
 import sysconfig
 import tarfile
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -25,6 +26,8 @@ from langchain_kimi import __version__
 ROOT = Path(__file__).resolve().parents[2]
 WRONG_PROJECT = "pypi.org/project/langchain-kimi"
 """The public index's `langchain-kimi` is an unrelated project: nothing may link to it."""
+GUESSED_REPOSITORY = "github.com/langchain-kimi"
+"""A once-guessed repository address: no public URL of this project is known, so none is given."""
 
 
 def _run(*args: str | Path, cwd: Path) -> str:
@@ -75,9 +78,9 @@ def test_wheel_metadata(dists: tuple[Path, Path]) -> None:
         "Programming Language :: Python :: 3 :: Only",
     ):
         assert wanted in classifiers
-    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL") or [])
-    assert {"Repository", "Documentation", "Issues"} <= set(urls)
-    assert all(u.startswith("https://") and WRONG_PROJECT not in u for u in urls.values())
+    # No project URL is known to be ours yet, so the metadata names none rather than a guess.
+    assert meta.get_all("Project-URL") is None
+    assert meta.get_all("Home-page") is None
     assert meta["Description-Content-Type"] == "text/markdown"
 
 
@@ -85,11 +88,15 @@ def test_readme_renders_on_an_index(dists: tuple[Path, Path]) -> None:
     """The long description is the README: every link and image must work off the repository."""
     description = str(_metadata(dists[0]).get_payload())
     assert "ChatKimi" in description
+    assert "docs/reference.md" in description, "the README names its docs (by repository path)"
     targets = re.findall(r"\]\(([^)\s]+)\)", description)
-    assert targets, "the README links to its docs"
     relative = [t for t in targets if not t.startswith(("https://", "#"))]
     assert relative == [], "relative links are broken on a package index"
     assert WRONG_PROJECT not in description
+    assert GUESSED_REPOSITORY not in description
+    # The install steps a reader can follow without a repository URL: a clone or a built wheel.
+    assert "pip install ." in description
+    assert "pip install dist/*.whl" in description
     # The install step is not `pip install langchain-kimi` (that installs somebody else's project).
     assert not re.search(r"^\s*pip install langchain-kimi\s*$", description, re.MULTILINE)
 
@@ -129,11 +136,22 @@ def test_corpus_readme_records_each_sources_licence() -> None:
     assert readme.count("Permission is hereby granted, free of charge") == 2
 
 
-def test_nothing_links_to_the_unrelated_index_project() -> None:
+def test_nothing_links_to_the_unrelated_index_project_or_a_guessed_repository() -> None:
     files = [ROOT / "README.md", ROOT / "mkdocs.yml", ROOT / "pyproject.toml"]
     files += sorted((ROOT / "docs").glob("*.md"))
-    offenders = [f.name for f in files if WRONG_PROJECT in f.read_text(encoding="utf-8")]
+    offenders = [
+        f.name
+        for f in files
+        if WRONG_PROJECT in (text := f.read_text(encoding="utf-8")) or GUESSED_REPOSITORY in text
+    ]
     assert offenders == []
+
+
+def test_no_unverified_project_urls() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "urls" not in pyproject["project"], "no project URL is verified yet"
+    mkdocs = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert not re.search(r"^repo_url:", mkdocs, re.MULTILINE), "no repository URL is verified yet"
 
 
 def test_wheel_installs_into_a_clean_venv_and_imports(

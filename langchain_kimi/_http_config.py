@@ -1,9 +1,9 @@
-"""Construction-time checks of where requests go and what headers they carry.
+"""What every request carries, checked once: the base URLs, the headers, the encoded body.
 
-A bad base URL or header must fail when the model is built, with a `ValueError` that says what to
-change, never as a connection error at the first call or as a request to the wrong place:
-the protocol path (`/v1/messages`, `/v1/chat/completions`) is appended to the base URL as text, so
-a query string, a fragment or a trailing `/v1` would all change the destination, and `user:pw@`
+Pure (no I/O). A bad configuration is refused at construction with a `ValueError` that says what to
+change, never as a connection error at the first call or as a request to the wrong place: the
+protocol path (`/v1/messages`, `/v1/chat/completions`) is appended to the base URL as text, so a
+query string, a fragment or a trailing `/v1` would all change the destination, and `user:pw@`
 makes httpx send Basic auth instead of the key.
 """
 
@@ -12,8 +12,11 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Mapping
+from typing import Any
 
 import httpx
+
+from langchain_kimi._json import dumps_bytes
 
 # RFC 9110 §5.6.2: a field name is a `token`.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -24,6 +27,50 @@ _URL_FORBIDDEN = re.compile(r"[\x00-\x20\x7f]")
 
 _VERSION_SUFFIX = "/v1"
 """ChatOpenAI-style base URLs end in `/v1`; ChatKimi appends `/v1/...` itself."""
+
+
+def check_max_retries(value: int) -> int:
+    """The one rule for `max_retries` (ChatKimi's field and `TransportConfig` both apply it)."""
+    if value < 0:
+        raise ValueError("max_retries must be >= 0")
+    return value
+
+
+def build_headers(
+    *,
+    api_key: str,
+    user_agent: str,
+    default_headers: Mapping[str, str],
+    stream: bool,
+) -> httpx.Headers:
+    # Case-insensitive: a caller's `user-agent` or `accept-encoding` replaces ours, never doubles.
+    headers = httpx.Headers({"User-Agent": user_agent})
+    headers.update(default_headers)
+    headers["Authorization"] = f"Bearer {api_key}"
+    headers["Content-Type"] = "application/json"
+    headers["Accept"] = "text/event-stream" if stream else "application/json"
+    return headers
+
+
+def validate_config(
+    base_url: str,
+    fallback_base_url: str | None,
+    api_key: str,
+    default_headers: Mapping[str, str],
+    *,
+    allow_insecure_http: bool,
+    max_retries: int,
+) -> None:
+    """Refuse a bad configuration at construction, before any I/O."""
+    normalize_base_url(base_url, allow_insecure_http=allow_insecure_http, label="base_url")
+    if fallback_base_url is not None:
+        normalize_base_url(
+            fallback_base_url, allow_insecure_http=allow_insecure_http, label="fallback_base_url"
+        )
+    check_default_headers(default_headers)
+    if any(ch in api_key for ch in "\r\n\0") or not api_key.isascii():
+        raise ValueError("api_key contains characters that are not allowed in an HTTP header")
+    check_max_retries(max_retries)
 
 
 def normalize_base_url(url: object, *, label: str, allow_insecure_http: bool) -> str:
@@ -88,3 +135,8 @@ def check_default_headers(headers: Mapping[str, str]) -> None:
             )
         if name.lower() == "authorization":
             raise ValueError("default_headers may not set Authorization; pass the key as api_key")
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    """Serialize once; the same bytes are resent on every retry and on the fallback."""
+    return dumps_bytes(body)
