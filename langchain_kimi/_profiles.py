@@ -222,6 +222,16 @@ def capabilities(model: str, protocol: Protocol) -> Capabilities:
     return replace(_TABLE[(K31_PRO, protocol)], model=model, known=False)
 
 
+def cache_writes_billed_as_input(model: Any) -> bool:
+    """Whether the model folds cache writes into its plain input (read from a reply's `model`).
+
+    001 (kimi-k3 Messages) `input_tokens`: "Tokens de entrada no servidos desde caché" (writes
+    included); 004 `cache_write_tokens`: "`kimi-k3` no los distingue y los factura como entrada
+    normal". K3.1 bills them apart (000: "Las tres categorías son excluyentes").
+    """
+    return bool(model == K3)
+
+
 def all_rows() -> list[Capabilities]:
     """Every documented model x protocol row, for docs and tests."""
     return list(_TABLE.values())

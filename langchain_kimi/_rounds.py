@@ -49,19 +49,43 @@ class _Plan:
         self._max_rounds = max_builtin_rounds
         self._rounds: list[dict[str, Any]] = []
         """Raw assistant messages of the `$web_search` rounds so far."""
+        self._allowed: list[int | None] = []
+        """Per round, how many of its searches ran (None: all of them)."""
+        self._max_uses = next(
+            (t.max_uses for t in options.tools if isinstance(t, WebSearchToolSpec)), None
+        )
+        self._searches_run = 0
+        self._searches_declined = 0
         self._setup()
 
     def _setup(self) -> None:
         """The subclass's own state."""
 
     def _count_searches(self, metadata: dict[str, Any], last: dict[str, Any]) -> None:
-        """`server_tool_use`: every `$web_search` call of the loop, including those of a last
-        reply that mixed them with client calls (answered later, with the client's results)."""
-        searches = web_search.server_tool_use([*self._rounds, last])
-        if searches["web_search_requests"]:
-            metadata["server_tool_use"] = searches
+        """`server_tool_use`: every `$web_search` call the loop ran, plus those of a last reply
+        that mixed them with client calls (answered later, with the client's results); and
+        `web_search_limit` when calls beyond the caller's `max_uses` were declined."""
+        searches = self._searches_run + len(web_search.builtin_calls(last))
+        if searches:
+            metadata["server_tool_use"] = {"web_search_requests": searches}
+        if self._searches_declined:
+            metadata["web_search_limit"] = {
+                "max_uses": self._max_uses,
+                "declined": self._searches_declined,
+            }
 
-    def _continue_search(self, assistant: dict[str, Any]) -> None:
+    def _allowance(self, assistant: dict[str, Any]) -> int | None:
+        """How many of this round's searches may run under `max_uses` (None: all)."""
+        calls = len(web_search.builtin_calls(assistant))
+        if self._max_uses is None or self._searches_run + calls <= self._max_uses:
+            self._searches_run += calls
+            return None
+        allowed = max(0, self._max_uses - self._searches_run)
+        self._searches_run += allowed
+        self._searches_declined += calls - allowed
+        return allowed
+
+    def _continue_search(self, assistant: dict[str, Any]) -> int | None:
         if len(self._rounds) >= self._max_rounds:
             msg = (
                 "the built-in web search did not produce an answer within "
@@ -70,8 +94,11 @@ class _Plan:
             )
             raise KimiAPIError(msg)
         assert self.pending is not None
+        allowed = self._allowance(assistant)
         self._rounds.append(assistant)
-        self.pending = web_search.next_body(self.pending, assistant)
+        self._allowed.append(allowed)
+        self.pending = web_search.next_body(self.pending, assistant, allowed=allowed)
+        return allowed
 
 
 class InvokePlan(_Plan):
@@ -79,6 +106,7 @@ class InvokePlan(_Plan):
 
     def _setup(self) -> None:
         self._usages: list[UsageMetadata | None] = []
+        self._raw_usages: list[dict[str, Any] | None] = []
         self._first_id: str | None = None
         self._result: AIMessage | None = None
 
@@ -89,12 +117,19 @@ class InvokePlan(_Plan):
             if web_search.is_builtin_round(assistant):
                 self._continue_search(assistant)
                 self._usages.append(_reply_usage(reply_body))
+                self._raw_usages.append(raw_usage(reply_body))
                 if self._first_id is None and isinstance(reply_body.get("id"), str):
                     self._first_id = reply_body["id"]
                 return
         message = self.adapter.parse_response(reply_body)
         if self._rounds:
-            message = web_search.combine_rounds(self._rounds, message, self._usages)
+            message = web_search.combine_rounds(
+                self._rounds,
+                message,
+                self._usages,
+                allowed=self._allowed,
+                raw_usages=self._raw_usages,
+            )
             if self._first_id is not None:
                 # One id per logical reply, the first round's, as a stream reports it.
                 message.id = self._first_id
@@ -113,7 +148,7 @@ class InvokePlan(_Plan):
 
 def _reply_usage(reply_body: dict[str, Any]) -> UsageMetadata | None:
     usage = raw_usage(reply_body)
-    return usage_from_openai(usage) if usage else None
+    return usage_from_openai(usage, model=reply_body.get("model")) if usage else None
 
 
 def finalize_message(message: AIMessage, options: RequestOptions, base_url: str) -> AIMessage:
@@ -178,8 +213,8 @@ class StreamPlan(_Plan):
         generations = [self._emit(chunk) for chunk in self.decoder.finish()]
         if self._loop and getattr(self.decoder, "is_builtin_round", False):
             assistant: dict[str, Any] = self.decoder.assistant_message()  # type: ignore[attr-defined]
-            self._continue_search(assistant)
-            generations.append(self._emit(web_search.round_chunk(assistant)))
+            allowed = self._continue_search(assistant)
+            generations.append(self._emit(web_search.round_chunk(assistant, allowed=allowed)))
         else:
             self.pending = None
         return generations
@@ -189,8 +224,14 @@ class StreamPlan(_Plan):
         try:
             yield
         except KimiError as error:  # cut, timed out or an error event: keep what arrived
-            if error.partial is None and self._seen:
+            # Everything the caller saw, every round of a `$web_search` loop included (a
+            # decoder only knows its own round).
+            if self._seen:
                 error.partial = _aggregate(self._seen)
+                if self._rounds:
+                    error.partial.response_metadata["server_tool_use"] = {
+                        "web_search_requests": self._searches_run
+                    }
             raise
 
     def _emit(self, chunk: AIMessageChunk) -> ChatGenerationChunk:

@@ -33,6 +33,7 @@ class StreamDecoder:
 
     def __init__(self) -> None:
         self._id: str | None = None
+        self._model: Any = None
         self._blocks: dict[int, dict[str, Any]] = {}
         self._partial_json: dict[int, str] = {}
         self._usage: dict[str, Any] = {}
@@ -100,6 +101,7 @@ class StreamDecoder:
         message = payload.get("message")
         message = message if isinstance(message, dict) else {}
         self._id = message.get("id")
+        self._model = message.get("model")
         if isinstance(message.get("usage"), dict):
             self._usage = dict(message["usage"])
         meta = message_metadata(message.get("id"), message.get("model"))
@@ -201,7 +203,7 @@ class StreamDecoder:
         return [
             self._chunk(
                 response_metadata=meta,
-                usage_metadata=usage_from_anthropic(usage) if usage else None,
+                usage_metadata=usage_from_anthropic(usage, model=self._model) if usage else None,
                 chunk_position="last",
             )
         ]

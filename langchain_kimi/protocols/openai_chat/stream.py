@@ -64,6 +64,7 @@ class StreamDecoder:
         self._usage: dict[str, Any] | None = None
         self._raw_finish: str | None = None
         self._id: str | None = None
+        self._model: Any = None
         self._chunks: list[AIMessageChunk] = []
 
     # -- public API ----------------------------------------------------------------------
@@ -133,6 +134,7 @@ class StreamDecoder:
 
     def _on_payload(self, payload: dict[str, Any]) -> list[AIMessageChunk]:
         self._id = self._id or payload.get("id")
+        self._model = self._model or payload.get("model")
         self._usage = merge_usage(self._usage, payload.get("usage"))
         choices = payload.get("choices") or []
         choice: dict[str, Any] = choices[0] if choices and isinstance(choices[0], dict) else {}
@@ -224,6 +226,10 @@ class StreamDecoder:
                     type="tool_call_chunk", index=client_indexes[0], id=None, name=None, args=""
                 )
             )
+        if self._usage:
+            # Raw, as ChatOpenAI keeps it; numbers add up over the rounds of a `$web_search`
+            # loop when LangChain merges the chunks (the invoke path sums them the same way).
+            response_metadata["token_usage"] = self._usage
         if self._raw_finish is not None and not builtin_round:
             response_metadata["finish_reason"] = normalize_finish_reason(self._raw_finish)
             response_metadata["raw_finish_reason"] = self._raw_finish
@@ -235,6 +241,8 @@ class StreamDecoder:
             additional_kwargs=additional_kwargs,
             tool_call_chunks=tool_chunks,
             response_metadata=response_metadata,
-            usage_metadata=usage_from_openai(self._usage) if self._usage else None,
+            usage_metadata=(
+                usage_from_openai(self._usage, model=self._model) if self._usage else None
+            ),
             chunk_position=None if builtin_round else "last",
         )
