@@ -8,6 +8,7 @@ arrive as deltas; each complete block is emitted once, at its `content_block_sto
 from __future__ import annotations
 
 import json
+import logging
 import operator
 from functools import reduce
 from typing import Any
@@ -23,6 +24,8 @@ from langchain_kimi.protocols.anthropic_messages.response import (
     message_metadata,
     usage_from_anthropic,
 )
+
+logger = logging.getLogger("langchain_kimi")
 
 _INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use"})
 _PROVIDER = {"model_provider": "kimi"}
@@ -67,10 +70,20 @@ class StreamDecoder:
         return chunks
 
     def finish(self) -> list[AIMessageChunk]:
-        """[] after `message_stop`; otherwise the stream was cut: `KimiStreamError`."""
+        """[] after `message_stop`; the last chunk when the body ended after a `message_delta`
+        with a `stop_reason`; otherwise the stream was cut: `KimiStreamError`.
+
+        The documents say the events "suele incluir" (usually include) `message_stop`: once the
+        stop reason arrived, the reply is complete without it.
+        """
         if self._stopped:
             return []
-        msg = "stream ended before message_stop"
+        if self._stop_reason is not None:
+            logger.debug("Messages stream ended after message_delta without message_stop")
+            chunks = self._on_message_stop({})
+            self._emitted.extend(chunks)
+            return chunks
+        msg = "stream ended before message_stop (no message_delta with a stop_reason arrived)"
         raise KimiStreamError(msg, partial=self._aggregate())
 
     # -- helpers --------------------------------------------------------------------------
