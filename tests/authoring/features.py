@@ -10,6 +10,7 @@ from __future__ import annotations
 from tests.authoring import _kit
 from tests.authoring._kit import Cassettes, body_first, exchange, render
 from tests.authoring._wire import (
+    FOREIGN_THINKING,
     MESSAGE_STOP,
     PING,
     Json,
@@ -379,6 +380,7 @@ def cassettes() -> Cassettes:
             {
                 "role": "assistant",
                 "content": [
+                    FOREIGN_THINKING,  # a hand-written tool-call turn: ChatKimi's placeholder
                     {
                         "type": "tool_use",
                         "id": "toolu_01KimiShot",

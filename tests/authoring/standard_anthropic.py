@@ -38,6 +38,7 @@ from tests.authoring._shared import (
     optional_joke_schema,
     reasoning_reply,
 )
+from tests.authoring._wire import FOREIGN_THINKING
 
 M = "kimi-k3.1-pro"
 FAST = "kimi-k3.1-pro-highspeed"
@@ -233,7 +234,7 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    assistant(use("abc123", "my_adder_tool", {"a": 1, "b": 2})),
+                    assistant(FOREIGN_THINKING, use("abc123", "my_adder_tool", {"a": 1, "b": 2})),
                     user([result("abc123", '{"result": 3}')]),
                 ],
                 **adder,
@@ -246,7 +247,11 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    assistant(text("some text"), use("abc123", "my_adder_tool", {"a": 1, "b": 2})),
+                    assistant(
+                        FOREIGN_THINKING,
+                        text("some text"),
+                        use("abc123", "my_adder_tool", {"a": 1, "b": 2}),
+                    ),
                     user([result("abc123", '{"result": 3}')]),
                 ],
                 **adder,
@@ -259,7 +264,7 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    assistant(use("abc123", "my_adder_tool", {"a": 1})),
+                    assistant(FOREIGN_THINKING, use("abc123", "my_adder_tool", {"a": 1})),
                     user(
                         [result("abc123", "Error: Missing required argument 'b'.", is_error=True)]
                     ),
@@ -302,7 +307,7 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    assistant(use(few_shot_id, "my_adder_tool", {"a": 1, "b": 2})),
+                    assistant(FOREIGN_THINKING, use(few_shot_id, "my_adder_tool", {"a": 1, "b": 2})),
                     user([result(few_shot_id, '{"result": 3}')]),
                     assistant(text('{"result": 3}')),
                     user("What is 3 + 4"),
@@ -399,7 +404,7 @@ def table() -> Table:
     ]
     image_turn = [
         user("get a random diagram using the tool and give it a concise description"),
-        assistant(use("1", "random_image", {})),
+        assistant(FOREIGN_THINKING, use("1", "random_image", {})),
         user([result("1", [PNG_BLOCK])]),
     ]
     t["test_image_tool_message"] = [
@@ -433,6 +438,7 @@ def table() -> Table:
                 [
                     user([text("what's your favorite color in this image"), PNG_BLOCK]),
                     assistant(
+                        FOREIGN_THINKING,
                         text("Hmm let me think about that"),
                         use("foo", "color_picker", {"fav_color": "purple"}),
                     ),

@@ -38,6 +38,7 @@ from tests.authoring._shared import (
     optional_joke_schema,
     reasoning_reply,
 )
+from tests.authoring._wire import FOREIGN_REASONING
 
 M = "kimi-k3.1-pro"
 FAST = "kimi-k3.1-pro-highspeed"
@@ -142,6 +143,7 @@ RANDOM_IMAGE_TURN = [
     {
         "role": "assistant",
         "content": None,
+        "reasoning_content": FOREIGN_REASONING,
         "tool_calls": [
             {"id": "1", "type": "function", "function": {"name": "random_image", "arguments": "{}"}}
         ],
@@ -315,7 +317,12 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    {"role": "assistant", "content": None, "tool_calls": [ADDER_HISTORY_CALL]},
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "reasoning_content": FOREIGN_REASONING,
+                        "tool_calls": [ADDER_HISTORY_CALL],
+                    },
                     TOOL_RESULT,
                 ],
                 **adder,
@@ -331,6 +338,7 @@ def table() -> Table:
                     {
                         "role": "assistant",
                         "content": "some text",
+                        "reasoning_content": FOREIGN_REASONING,
                         "tool_calls": [ADDER_HISTORY_CALL],
                     },
                     TOOL_RESULT,
@@ -348,6 +356,7 @@ def table() -> Table:
                     {
                         "role": "assistant",
                         "content": None,
+                        "reasoning_content": FOREIGN_REASONING,
                         "tool_calls": [
                             {
                                 "id": "abc123",
@@ -405,7 +414,12 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    {"role": "assistant", "content": None, "tool_calls": [few_shot_call]},
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "reasoning_content": FOREIGN_REASONING,
+                        "tool_calls": [few_shot_call],
+                    },
                     {
                         "role": "tool",
                         "tool_call_id": "00000000-0000-4000-8000-000000000001",

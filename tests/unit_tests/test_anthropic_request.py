@@ -16,6 +16,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from langchain_kimi._foreign_turns import FOREIGN_TURN_REASONING
 from langchain_kimi._options import (
     FunctionToolSpec,
     OutputFormat,
@@ -38,6 +39,10 @@ WEATHER = FunctionToolSpec(
     strict=True,
 )
 CLOCK = FunctionToolSpec(name="clock", description="", parameters={"type": "object"})
+
+
+PLACEHOLDER_THINKING = {"type": "thinking", "thinking": FOREIGN_TURN_REASONING}
+"""What a tool-call turn without reasoning gets (issue 11 item 10)."""
 
 
 def opts(model: str = K31, **kwargs: Any) -> RequestOptions:
@@ -285,6 +290,7 @@ def test_tool_round_merges_into_one_user_turn() -> None:
         body = build(msgs, model)
         assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
         assert body["messages"][1]["content"] == [
+            PLACEHOLDER_THINKING,
             {
                 "type": "tool_use",
                 "id": "functions.get_weather:0",
@@ -621,7 +627,8 @@ def test_invalid_tool_call_keeps_its_turn_and_result_paired(content: Any) -> Non
     body = build(_invalid_call_history(content))
     assistant, result = body["messages"][1], body["messages"][2]
     assert assistant["content"] == [
-        {"type": "tool_use", "id": "functions.get_weather:0", "name": "get_weather", "input": {}}
+        PLACEHOLDER_THINKING,
+        {"type": "tool_use", "id": "functions.get_weather:0", "name": "get_weather", "input": {}},
     ]
     assert result["content"][0]["tool_use_id"] == "functions.get_weather:0"
     assert result["content"][0]["is_error"] is True

@@ -21,6 +21,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from langchain_kimi._foreign_turns import FOREIGN_TURN_REASONING
 from langchain_kimi._options import RequestOptions, WebSearchToolSpec
 from langchain_kimi._profiles import Capabilities
 
@@ -204,6 +205,9 @@ def _assistant_messages(message: AIMessage) -> list[dict[str, Any]]:
     wire: dict[str, Any] = {"role": "assistant", "content": text or (None if tool_calls else "")}
     if reasoning:
         wire["reasoning_content"] = reasoning
+    elif tool_calls:
+        # A tool-call turn from elsewhere: Kimi rejects it without reasoning (see the module).
+        wire["reasoning_content"] = FOREIGN_TURN_REASONING
     if tool_calls:
         wire["tool_calls"] = tool_calls
     return [*rounds, wire]
