@@ -158,6 +158,13 @@ def _check_tools(specs: tuple[ToolSpec, ...], caps: Capabilities) -> None:
             "protocol; use protocol='openai' (all models) or a K3.1 model"
         )
         raise ValueError(msg)
+    if caps.max_tools is not None and len(specs) > caps.max_tools:
+        # 004's `maxItems: 128`; the Messages documents set no limit.
+        msg = (
+            f"at most {caps.max_tools} tools may be bound on the {caps.protocol} protocol; "
+            f"got {len(specs)}"
+        )
+        raise ValueError(msg)
 
 
 def _check_output_format(fmt: OutputFormat | None, caps: Capabilities) -> None:

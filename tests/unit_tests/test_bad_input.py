@@ -152,7 +152,7 @@ CASES: list[tuple[str, Callable[[], object], str]] = [
     ("temperature 0.2 on kimi-k3", lambda: _model(model="kimi-k3", temperature=0.2), "temperature"),
     (
         "top_p 0.5 on kimi-k3 per call",
-        lambda: _model(model="kimi-k3", protocol="anthropic").invoke("hi", top_p=0.5),
+        lambda: _model(model="kimi-k3").invoke("hi", top_p=0.5),
         "top_p",
     ),
     ("video on anthropic", lambda: _model(protocol="anthropic").invoke([_video()]), "video"),

@@ -37,7 +37,11 @@ QUOTA_BODIES = {
         }
     },
     "chat-shape-code-only": {
-        "error": {"message": "Request refused", "type": "rate_limit_error", "code": "quota_exceeded"}
+        "error": {
+            "message": "Request refused",
+            "type": "rate_limit_error",
+            "code": "quota_exceeded",
+        }
     },
 }
 RATE_BODIES = {
@@ -102,7 +106,13 @@ def test_plain_429_keeps_its_retries(protocol: str, name: str) -> None:
 
 
 def test_chat_error_code_is_kept_next_to_type() -> None:
-    body = {"error": {"message": "Invalid model", "type": "invalid_request_error", "code": "model_not_found"}}
+    body = {
+        "error": {
+            "message": "Invalid model",
+            "type": "invalid_request_error",
+            "code": "model_not_found",
+        }
+    }
     handler, _ = counting(400, body)
     with pytest.raises(KimiInvalidRequestError) as caught:
         chat_for("openai", handler).invoke("hi")
@@ -112,7 +122,12 @@ def test_chat_error_code_is_kept_next_to_type() -> None:
 
 
 def stream_with_error(error: dict[str, Any]) -> Any:
-    head = {"id": "chatcmpl-e", "object": "chat.completion.chunk", "created": 1, "model": "kimi-k3.1-pro"}
+    head = {
+        "id": "chatcmpl-e",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "kimi-k3.1-pro",
+    }
     first = {**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hel"}}]}
     text = f"data: {json.dumps(first)}\n\ndata: {json.dumps({'error': error})}\n\n"
 
@@ -127,10 +142,26 @@ def stream_with_error(error: dict[str, Any]) -> Any:
 @pytest.mark.parametrize(
     ("error", "cls", "status"),
     [
-        ({"message": "slow down", "type": "rate_limit_error", "code": "rate_limit_exceeded"}, KimiRateLimitError, 429),
-        ({"message": "quota", "type": "insufficient_quota", "code": "insufficient_quota"}, KimiQuotaExceededError, 429),
-        ({"message": "bad key", "type": "invalid_authentication_error", "code": None}, KimiAuthenticationError, 401),
-        ({"message": "bad args", "type": "invalid_request_error", "code": "bad_param"}, KimiInvalidRequestError, 400),
+        (
+            {"message": "slow down", "type": "rate_limit_error", "code": "rate_limit_exceeded"},
+            KimiRateLimitError,
+            429,
+        ),
+        (
+            {"message": "quota", "type": "insufficient_quota", "code": "insufficient_quota"},
+            KimiQuotaExceededError,
+            429,
+        ),
+        (
+            {"message": "bad key", "type": "invalid_authentication_error", "code": None},
+            KimiAuthenticationError,
+            401,
+        ),
+        (
+            {"message": "bad args", "type": "invalid_request_error", "code": "bad_param"},
+            KimiInvalidRequestError,
+            400,
+        ),
         ({"message": "slow down", "type": "requests", "code": "429"}, KimiRateLimitError, 429),
     ],
 )

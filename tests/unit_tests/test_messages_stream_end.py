@@ -66,7 +66,9 @@ def test_end_after_message_delta_completes_the_message(caplog: pytest.LogCapture
     assert total.usage_metadata == expected.usage_metadata
     assert total.response_metadata["finish_reason"] == "stop"
     assert total.response_metadata["usage"] == USAGE
-    assert any("message_stop" in r.getMessage() and r.levelno == logging.DEBUG for r in caplog.records)
+    assert any(
+        "message_stop" in r.getMessage() and r.levelno == logging.DEBUG for r in caplog.records
+    )
 
 
 def test_cut_before_message_delta_is_a_stream_error() -> None:

@@ -263,7 +263,7 @@ def _function_tool(spec: FunctionToolSpec) -> dict[str, Any]:
 
 def _tools_and_choice(options: RequestOptions) -> dict[str, Any]:
     caps = options.caps
-    if caps.known and len(options.tools) > caps.max_tools:
+    if caps.known and caps.max_tools is not None and len(options.tools) > caps.max_tools:
         msg = f"at most {caps.max_tools} tools are allowed, got {len(options.tools)}"
         raise ValueError(msg)
     named: list[tuple[str | None, dict[str, Any]]] = []
