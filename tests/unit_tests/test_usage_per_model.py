@@ -26,6 +26,8 @@ from langchain_kimi.protocols.anthropic_messages.stream import StreamDecoder as 
 from langchain_kimi.protocols.openai_chat import parse_response as parse_chat
 from langchain_kimi.protocols.openai_chat.stream import StreamDecoder as ChatDecoder
 from tests.schema_validation import validate_response
+from tests.unit_tests.test_anthropic_stream import aggregate
+from tests.unit_tests.test_tools import ANTHROPIC_OK, OPENAI_OK
 
 MESSAGES_USAGE = {
     "input_tokens": 100,
@@ -42,124 +44,68 @@ CHAT_USAGE = {
 
 
 def messages_body(model: str, usage: dict[str, Any]) -> dict[str, Any]:
-    body = {
-        "id": "msg_u",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": [{"type": "text", "text": "OK"}],
-        "stop_reason": "end_turn",
-        "stop_sequence": None,
-        "usage": usage,
-    }
+    body = {**ANTHROPIC_OK, "id": "msg_u", "model": model, "usage": usage}
     validate_response(body, "anthropic", model)
     return body
 
 
 def chat_body(model: str, usage: dict[str, Any]) -> dict[str, Any]:
-    body = {
-        "id": "chatcmpl-u",
-        "object": "chat.completion",
-        "created": 1,
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": "OK", "reasoning_content": "r"},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": usage,
-    }
+    body = {**OPENAI_OK, "model": model, "usage": usage}
     validate_response(body, "openai", model)
     return body
 
 
 def messages_stream(model: str, usage: dict[str, Any]) -> list[tuple[str, str]]:
-    start_usage = {"input_tokens": usage["input_tokens"], "output_tokens": 0}
-    events: list[tuple[str, dict[str, Any]]] = [
-        (
-            "message_start",
-            {
-                "type": "message_start",
-                "message": {"id": "msg_u", "model": model, "content": [], "usage": start_usage},
-            },
-        ),
-        (
-            "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}},
-        ),
-        (
-            "content_block_delta",
-            {
-                "type": "content_block_delta",
-                "index": 0,
-                "delta": {"type": "text_delta", "text": "OK"},
-            },
-        ),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        (
-            "message_delta",
-            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": usage},
-        ),
-        ("message_stop", {"type": "message_stop"}),
+    head = {"id": "msg_u", "model": model, "content": [], "usage": {"input_tokens": 1}}
+    text = {"type": "text", "text": "ok"}  # the whole text in the start event (no deltas)
+    events: list[dict[str, Any]] = [
+        {"type": "message_start", "message": head},
+        {"type": "content_block_start", "index": 0, "content_block": text},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": usage},
+        {"type": "message_stop"},
     ]
-    return [(name, json.dumps(data)) for name, data in events]
+    return [(event["type"], json.dumps(event)) for event in events]
 
 
 def chat_stream(model: str, usage: dict[str, Any]) -> list[tuple[str, str]]:
-    first = {
-        "id": "chatcmpl-u",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": model,
-        "choices": [{"index": 0, "delta": {"role": "assistant", "content": "OK"}}],
-    }
-    last = {
-        **first,
-        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-        "usage": usage,
-    }
-    return [("", json.dumps(first)), ("", json.dumps(last)), ("", "[DONE]")]
+    head = {"id": "chatcmpl-u", "object": "chat.completion.chunk", "created": 1, "model": model}
+    deltas = [({"role": "assistant", "content": "ok"}, None), ({}, "stop")]
+    payloads: list[dict[str, Any]] = [
+        {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        for delta, finish in deltas
+    ]
+    payloads[-1]["usage"] = usage
+    return [*(("", json.dumps(p)) for p in payloads), ("", "[DONE]")]
 
 
 def streamed(decoder: Any, events: list[tuple[str, str]]) -> AIMessageChunk:
     chunks = [c for event, data in events for c in decoder.feed(event, data)]
-    chunks += decoder.finish()
-    total = chunks[0]
-    for chunk in chunks[1:]:
-        total = total + chunk
-    return total
+    return aggregate([*chunks, *decoder.finish()])
 
 
 @pytest.mark.parametrize("style", ["invoke", "stream"])
-def test_messages_kimi_k3_counts_cache_writes_once(style: str) -> None:
+@pytest.mark.parametrize(
+    ("model", "input_tokens", "details"),
+    [
+        # 001: `input_tokens` are "no servidos desde caché" (writes included) + 30 cache reads.
+        (K3, 130, {"cache_read": 30}),
+        # 000: "Las tres categorías son excluyentes" -> 100 + 30 + 20.
+        (K31_PRO, 150, {"cache_read": 30, "cache_creation": 20}),
+    ],
+)
+def test_messages_usage_per_model(
+    style: str, model: str, input_tokens: int, details: dict[str, int]
+) -> None:
     if style == "invoke":
-        message: Any = parse_messages(messages_body(K3, MESSAGES_USAGE))
+        message: Any = parse_messages(messages_body(model, MESSAGES_USAGE))
     else:
-        message = streamed(MessagesDecoder(), messages_stream(K3, MESSAGES_USAGE))
-    # 001: input_tokens are "no servidos desde caché" (writes included) + 30 cache reads.
+        message = streamed(MessagesDecoder(), messages_stream(model, MESSAGES_USAGE))
     assert message.usage_metadata == {
-        "input_tokens": 130,
+        "input_tokens": input_tokens,
         "output_tokens": 7,
-        "total_tokens": 137,
-        "input_token_details": {"cache_read": 30},
-    }
-    assert message.response_metadata["usage"] == MESSAGES_USAGE
-
-
-@pytest.mark.parametrize("style", ["invoke", "stream"])
-def test_messages_k31_categories_stay_disjoint(style: str) -> None:
-    if style == "invoke":
-        message: Any = parse_messages(messages_body(K31_PRO, MESSAGES_USAGE))
-    else:
-        message = streamed(MessagesDecoder(), messages_stream(K31_PRO, MESSAGES_USAGE))
-    # 000: "Las tres categorías son excluyentes" -> 100 + 30 + 20.
-    assert message.usage_metadata == {
-        "input_tokens": 150,
-        "output_tokens": 7,
-        "total_tokens": 157,
-        "input_token_details": {"cache_read": 30, "cache_creation": 20},
+        "total_tokens": input_tokens + 7,
+        "input_token_details": details,
     }
     assert message.response_metadata["usage"] == MESSAGES_USAGE
 
