@@ -27,7 +27,9 @@ _CONTEXT_OVERFLOW = re.compile(
 # 429 is "Límite de solicitudes superado o cuota insuficiente" (all three documents): these words
 # in the error type, code or message tell the exhausted quota (not worth retrying) apart.
 _QUOTA_EXHAUSTED = re.compile(
-    r"quota|insufficient|balance|billing|credit|payment|arrears|recharge", re.IGNORECASE
+    r"quota|insufficient[_ ](?:balance|funds|credits?)|\bbalance\b|billing|\bcredits?\b|"
+    r"payment|arrears|recharge",
+    re.IGNORECASE,
 )
 
 

@@ -48,6 +48,8 @@ RATE_BODIES = {
     "chat-shape": chat_shape(
         "Rate limit reached for requests", "rate_limit_error", "rate_limit_exceeded"
     ),
+    # Words near the quota vocabulary that are not about money: still a plain rate limit.
+    "load-balancer": chat_shape("Upstream load balancer is busy", "rate_limit_error", None),
 }
 
 
