@@ -9,4 +9,6 @@ history rebuilt from a store). Both protocols send this one text in its place: C
 Messages schemas require only `type` and `thinking`).
 """
 
-FOREIGN_TURN_REASONING = "(No reasoning was recorded for this earlier tool call.)"
+FOREIGN_TURN_REASONING = "(reasoning not available)"
+"""The same text the live mode's open question sends (`tests/live/questions.py`), so one live run
+settles whether the service accepts exactly what ChatKimi sends."""
