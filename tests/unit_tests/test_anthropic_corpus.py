@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langchain_kimi._foreign_turns import FOREIGN_TURN_REASONING
+from langchain_kimi._contract import FOREIGN_TURN_REASONING
 from langchain_kimi._options import RequestOptions
 from langchain_kimi._profiles import capabilities
 from langchain_kimi.protocols.anthropic_messages import build_request, parse_response

@@ -15,6 +15,7 @@ import pytest
 
 from langchain_kimi import KimiStreamError
 from langchain_kimi.protocols.anthropic_messages import StreamDecoder, parse_response
+from tests.fake_gateway import FakeGateway
 
 USAGE = {"input_tokens": 12, "output_tokens": 3}
 
@@ -71,10 +72,17 @@ def test_end_after_message_delta_completes_the_message(caplog: pytest.LogCapture
     )
 
 
+def sse(items: list[tuple[str, str]]) -> str:
+    return "".join(f"event: {event}\ndata: {data}\n\n" for event, data in items)
+
+
 def test_cut_before_message_delta_is_a_stream_error() -> None:
-    decoder = StreamDecoder()
+    with pytest.raises(KimiStreamError, match="message_stop"):
+        run(StreamDecoder(), events(with_delta=False))
+    # What arrived is kept by the stream plan (decoders keep reply state only).
+    gateway = FakeGateway(reply=lambda body, path: sse(events(with_delta=False)))
     with pytest.raises(KimiStreamError, match="message_stop") as caught:
-        run(decoder, events(with_delta=False))
+        list(gateway.model("anthropic", max_retries=0).stream("hi"))
     assert caught.value.partial is not None
     assert caught.value.partial.content == "OK"
 

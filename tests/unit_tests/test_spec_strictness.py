@@ -105,9 +105,9 @@ def _image_message(part: dict[str, Any]) -> list[Any]:
 
 
 def test_chat_http_image_url_is_sent_with_one_warning() -> None:
-    from langchain_kimi.protocols.openai_chat import request
+    from langchain_kimi.protocols.openai_chat import content
 
-    request._warned_media_urls.clear()
+    content._warned_media_urls.clear()
     part = {
         "type": "image_url",
         "image_url": {"url": "https://example.com/cat.png", "detail": "high"},
@@ -137,9 +137,9 @@ def test_chat_data_url_image_drops_undocumented_keys_without_warning() -> None:
 
 
 def test_chat_v1_url_image_block_warns_too() -> None:
-    from langchain_kimi.protocols.openai_chat import request
+    from langchain_kimi.protocols.openai_chat import content
 
-    request._warned_media_urls.clear()
+    content._warned_media_urls.clear()
     part = {"type": "image", "url": "http://example.com/dog.jpg"}
     wire = Wire("openai")
     with pytest.warns(UserWarning, match="Base64"):
