@@ -25,6 +25,27 @@ RAW_TOOL_CALLS = "tool_calls"
 BUILTIN_ROUNDS = "builtin_rounds"
 """`additional_kwargs` (openai): raw messages of the `$web_search` rounds before the answer."""
 
+RAW_USAGE = "usage"
+"""`response_metadata` (anthropic): the reply's raw `usage` object, as ChatAnthropic keeps it."""
+TOKEN_USAGE = "token_usage"
+"""`response_metadata` (openai): the reply's raw `usage` object (summed over `$web_search`
+rounds), as ChatOpenAI keeps it."""
+WEB_SEARCH_LIMIT = "web_search_limit"
+"""`response_metadata` (openai): `{"max_uses": n, "declined": m}` when `$web_search` calls beyond
+the caller's `max_uses` were answered without running."""
+
+FOREIGN_TURN_REASONING = "(reasoning not available)"
+"""What both protocols send for an assistant tool-call turn that carries no reasoning: Chat
+Completions as `reasoning_content`, Messages as an unsigned `thinking` block (no signature can be
+made; both Messages schemas require only `type` and `thinking`).
+
+Kimi services reject such a turn while thinking is on ("thinking is enabled but reasoning_content
+is missing in assistant tool call message at index N", 400; an empty string counts as missing).
+ChatKimi's own replies always carry their reasoning; a turn without it came from elsewhere
+(another model behind `with_fallbacks`, a multi-agent history, hand-written few-shot examples, a
+history rebuilt from a store). The live mode's open question (`tests/live/questions.py`) sends
+this same constant, so one live run settles whether the service accepts exactly it."""
+
 
 def content_text(content: str | list[Any]) -> str:
     """The text of a message's content: the string, or its text parts joined (nothing else)."""

@@ -17,6 +17,7 @@ from langchain_kimi._errors import (
     KimiAPIError,
     KimiConnectionError,
     KimiError,
+    KimiQuotaExceededError,
     KimiStreamError,
     KimiTimeoutError,
     error_from_response,
@@ -53,7 +54,8 @@ def failure_from_status(
     error = error_from_response(
         status, redact(body_text, secret), header_request_id=header_request_id(headers)
     )
-    retryable = is_retryable_status(status)
+    # An exhausted quota is a 429 too, but waiting does not refill it.
+    retryable = is_retryable_status(status) and not isinstance(error, KimiQuotaExceededError)
     return Failure(
         error=error,
         retryable=retryable,

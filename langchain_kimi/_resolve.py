@@ -160,14 +160,17 @@ def _check_sampling(
 
 
 def _check_tools(specs: tuple[ToolSpec, ...], caps: Capabilities) -> None:
-    if len(specs) > caps.max_tools:
-        # Documented for every model on both protocols, so unknown models are held to it too.
-        msg = f"at most {caps.max_tools} tools may be bound; got {len(specs)}"
-        raise ValueError(msg)
     if caps.known and not caps.web_search and any(isinstance(s, WebSearchToolSpec) for s in specs):
         msg = (
             f"built-in web search is not available for {caps.model} on the {caps.protocol} "
             "protocol; use protocol='openai' (all models) or a K3.1 model"
+        )
+        raise ValueError(msg)
+    if caps.max_tools is not None and len(specs) > caps.max_tools:
+        # 004's `maxItems: 128`, held for unknown models too; the Messages documents set no limit.
+        msg = (
+            f"at most {caps.max_tools} tools may be bound on the {caps.protocol} protocol; "
+            f"got {len(specs)}"
         )
         raise ValueError(msg)
 

@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
-from langchain_kimi._errors import KimiError, KimiStreamError
+from langchain_kimi._errors import KimiError
 from langchain_kimi._options import RequestOptions
 from langchain_kimi._stop import StopStreamFilter, truncate_at_stop
 from langchain_kimi.protocols import ProtocolAdapter, StreamDecoder
@@ -95,12 +95,10 @@ class StreamPlan(_Plan):
         self._base_url_sent = False
         self._seen: list[AIMessageChunk] = []
         """Every chunk the caller has seen, in order: the one record of it."""
-        self._round_start = 0
         self.decoder: StreamDecoder = self._rounds.new_decoder()
 
     def start_round(self, base_url: str) -> None:
         self.decoder = self._rounds.new_decoder()
-        self._round_start = len(self._seen)
         self._base_url = base_url
 
     def run_round(self, events: Iterable[tuple[str, str]]) -> Iterator[ChatGenerationChunk]:
@@ -120,21 +118,11 @@ class StreamPlan(_Plan):
             yield generation
 
     def feed(self, event: str, data: str) -> list[ChatGenerationChunk]:
-        try:
-            chunks = self.decoder.feed(event, data)
-        except KimiStreamError as error:
-            self._keep_round(error)
-            raise
-        return [self._emit(chunk) for chunk in chunks]
+        return [self._emit(chunk) for chunk in self.decoder.feed(event, data)]
 
     def finish_round(self) -> list[ChatGenerationChunk]:
         """The round's last chunks; sets `pending` to the follow-up body or None."""
-        try:
-            chunks = self.decoder.finish()
-        except KimiStreamError as error:
-            self._keep_round(error)
-            raise
-        generations = [self._emit(chunk) for chunk in chunks]
+        generations = [self._emit(chunk) for chunk in self.decoder.finish()]
         assert self.pending is not None
         follow_up = self._rounds.follow_up(self.pending, self.decoder.reply())
         if follow_up is not None:
@@ -144,19 +132,16 @@ class StreamPlan(_Plan):
             self.pending = None
         return generations
 
-    def _keep_round(self, error: KimiStreamError) -> None:
-        # A stream the decoder cannot read keeps what this round showed (issue 11 widens this
-        # to the whole call: then `guard` alone attaches `_seen`).
-        if error.partial is None and len(self._seen) > self._round_start:
-            error.partial = _aggregate(self._seen[self._round_start :])
-
     @contextmanager
     def guard(self) -> Iterator[None]:
         try:
             yield
         except KimiError as error:  # cut, timed out or an error event: keep what arrived
+            # Everything the caller saw, every round of the call (a decoder knows only its own),
+            # with what the earlier rounds add (an empty reply: the cut round adds nothing).
             if error.partial is None and self._seen:
                 error.partial = _aggregate(self._seen)
+                self._rounds.final_chunk(error.partial, {})
             raise
 
     def _emit(self, chunk: AIMessageChunk) -> ChatGenerationChunk:

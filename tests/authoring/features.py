@@ -368,12 +368,13 @@ def cassettes() -> Cassettes:
             {
                 "role": "assistant",
                 "content": [
+                    wire.FOREIGN_THINKING,  # a hand-written tool-call turn: ChatKimi's placeholder
                     {
                         "type": "tool_use",
                         "id": "toolu_01KimiShot",
                         "name": "screenshot",
                         "input": {},
-                    }
+                    },
                 ],
             },
             {

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.authoring import _shared as shared
+from tests.authoring import _wire as wire
 from tests.authoring._kit import Call, Reply, signature
 
 M = "kimi-k3.1-pro"
@@ -215,7 +216,9 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    assistant(use("abc123", "my_adder_tool", {"a": 1, "b": 2})),
+                    assistant(
+                        wire.FOREIGN_THINKING, use("abc123", "my_adder_tool", {"a": 1, "b": 2})
+                    ),
                     user([result("abc123", '{"result": 3}')]),
                 ],
                 **adder,
@@ -228,7 +231,11 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    assistant(text("some text"), use("abc123", "my_adder_tool", {"a": 1, "b": 2})),
+                    assistant(
+                        wire.FOREIGN_THINKING,
+                        text("some text"),
+                        use("abc123", "my_adder_tool", {"a": 1, "b": 2}),
+                    ),
                     user([result("abc123", '{"result": 3}')]),
                 ],
                 **adder,
@@ -241,7 +248,7 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    assistant(use("abc123", "my_adder_tool", {"a": 1})),
+                    assistant(wire.FOREIGN_THINKING, use("abc123", "my_adder_tool", {"a": 1})),
                     user(
                         [result("abc123", "Error: Missing required argument 'b'.", is_error=True)]
                     ),
@@ -288,7 +295,9 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    assistant(use(few_shot_id, "my_adder_tool", {"a": 1, "b": 2})),
+                    assistant(
+                        wire.FOREIGN_THINKING, use(few_shot_id, "my_adder_tool", {"a": 1, "b": 2})
+                    ),
                     user([result(few_shot_id, '{"result": 3}')]),
                     assistant(text('{"result": 3}')),
                     user("What is 3 + 4"),
@@ -388,7 +397,7 @@ def table() -> Table:
     ]
     image_turn = [
         user("get a random diagram using the tool and give it a concise description"),
-        assistant(use("1", "random_image", {})),
+        assistant(wire.FOREIGN_THINKING, use("1", "random_image", {})),
         user([result("1", [PNG_BLOCK])]),
     ]
     t["test_image_tool_message"] = [
@@ -422,6 +431,7 @@ def table() -> Table:
                 [
                     user([text("what's your favorite color in this image"), PNG_BLOCK]),
                     assistant(
+                        wire.FOREIGN_THINKING,
                         text("Hmm let me think about that"),
                         use("foo", "color_picker", {"fav_color": "purple"}),
                     ),

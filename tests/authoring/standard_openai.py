@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.authoring import _shared as shared
+from tests.authoring import _wire as wire
 from tests.authoring._kit import Call, Reply
 
 M = "kimi-k3.1-pro"
@@ -117,6 +118,7 @@ RANDOM_IMAGE_TURN = [
     {
         "role": "assistant",
         "content": None,
+        "reasoning_content": wire.FOREIGN_REASONING,
         "tool_calls": [
             {"id": "1", "type": "function", "function": {"name": "random_image", "arguments": "{}"}}
         ],
@@ -295,7 +297,12 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    {"role": "assistant", "content": None, "tool_calls": [ADDER_HISTORY_CALL]},
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "reasoning_content": wire.FOREIGN_REASONING,
+                        "tool_calls": [ADDER_HISTORY_CALL],
+                    },
                     TOOL_RESULT,
                 ],
                 **adder,
@@ -311,6 +318,7 @@ def table() -> Table:
                     {
                         "role": "assistant",
                         "content": "some text",
+                        "reasoning_content": wire.FOREIGN_REASONING,
                         "tool_calls": [ADDER_HISTORY_CALL],
                     },
                     TOOL_RESULT,
@@ -328,6 +336,7 @@ def table() -> Table:
                     {
                         "role": "assistant",
                         "content": None,
+                        "reasoning_content": wire.FOREIGN_REASONING,
                         "tool_calls": [
                             {
                                 "id": "abc123",
@@ -385,7 +394,12 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    {"role": "assistant", "content": None, "tool_calls": [few_shot_call]},
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "reasoning_content": wire.FOREIGN_REASONING,
+                        "tool_calls": [few_shot_call],
+                    },
                     {
                         "role": "tool",
                         "tool_call_id": "00000000-0000-4000-8000-000000000001",

@@ -316,6 +316,8 @@ def mixed_histories() -> Cassettes:
             {
                 "role": "assistant",
                 "content": None,
+                # No reasoning of its own: ChatKimi's placeholder (Kimi rejects it missing).
+                "reasoning_content": wire.FOREIGN_REASONING,
                 "tool_calls": [
                     {
                         "id": "call_Xk2pL9mQ4rT",
@@ -343,7 +345,8 @@ def mixed_histories() -> Cassettes:
         [pair("openai", m_o_req, m_o_rep, stream=False)],
         "Chat Completions request whose history mixes a turn produced on the Messages protocol\n"
         "(toolu_ id; its thinking sent as reasoning_content, arguments re-serialized) and a turn from\n"
-        "another provider (call_ id, no reasoning, its original arguments string kept).",
+        "another provider (call_ id, no reasoning: the placeholder reasoning_content is sent, its\n"
+        "original arguments string kept).",
     )
     # anthropic protocol, history: a turn produced on the openai protocol (Kimi-style id,
     # reasoning_content) and a turn from another provider (call_ id, no reasoning).
@@ -386,12 +389,14 @@ def mixed_histories() -> Cassettes:
             {
                 "role": "assistant",
                 "content": [
+                    # No thinking of its own: ChatKimi's unsigned placeholder block.
+                    wire.FOREIGN_THINKING,
                     {
                         "type": "tool_use",
                         "id": "call_Xk2pL9mQ4rT",
                         "name": "get_weather",
                         "input": {"city": "Rome"},
-                    }
+                    },
                 ],
             },
             {
@@ -417,7 +422,7 @@ def mixed_histories() -> Cassettes:
         [pair("anthropic", m_a_req, m_a_rep, stream=False)],
         "Messages request whose history mixes a turn produced on Chat Completions (Kimi-style id\n"
         "functions.get_weather:0; reasoning_content sent as a thinking block without signature) and a\n"
-        "turn from another provider (call_ id, no reasoning).",
+        "turn from another provider (call_ id, no reasoning: an unsigned placeholder thinking block).",
     )
     return files
 

@@ -183,9 +183,20 @@ def _anthropic_stream(exchange: Exchange, model: str) -> list[tuple[str, str]]:
         notes.append(("stream-order", f"first event is {names[:1]}, not message_start"))
     if "message_delta" not in names:
         notes.append(("stream-order", "no message_delta event"))
-    if not names or names[-1] != "message_stop":
+    if not names or (names[-1] != "message_stop" and not _stopped_by_delta(events)):
         notes.append(("stream-end", f"stream ends with {names[-1:]}, not message_stop"))
     return notes
+
+
+def _stopped_by_delta(events: list[tuple[str, Any]]) -> bool:
+    """000 / 001: the events "suele incluir" (usually include) `message_stop`: a stream whose last
+    event is a `message_delta` with a `stop_reason` is complete (the open question
+    `messages-stream-end` reports how often it happens)."""
+    name, payload = events[-1]
+    delta = payload.get("delta") if isinstance(payload, dict) else None
+    return (
+        name == "message_delta" and isinstance(delta, dict) and delta.get("stop_reason") is not None
+    )
 
 
 def _openai_stream(exchange: Exchange, model: str) -> list[tuple[str, str]]:

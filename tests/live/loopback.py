@@ -6,8 +6,10 @@ swapped in. Auth and request validation follow the documents: a wrong key answer
 that fails its schema answers 400, both with the documented error body and a request id.
 
 `deviations` turns the faithful server into one that breaks the documents on purpose:
-`drop_message_stop`, `unknown_field`, `usage_count` (Chat `total_tokens` off by one) and
-`unauthorized` (401 for every request).
+`drop_message_stop` (a Messages stream ends after its `message_delta`, which the documents allow:
+"suele incluir"), `cut_before_delta` (a Messages stream cut before its `message_delta`),
+`unknown_field`, `usage_count` (Chat `total_tokens` off by one) and `unauthorized` (401 for every
+request).
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from tests.live.exchanges import ENDPOINTS
 from tests.schema_validation import _validator
 
 CASSETTE_ROOT = Path(__file__).resolve().parent.parent.parent / "cassettes"
-DEVIATIONS = frozenset({"drop_message_stop", "unknown_field", "usage_count", "unauthorized"})
+DEVIATIONS = frozenset(
+    {"drop_message_stop", "cut_before_delta", "unknown_field", "usage_count", "unauthorized"}
+)
 UNKNOWN_FIELD = "x_undocumented_extra"
 SESSION_COOKIE = "__gateway_session"
 _PLAIN = {
@@ -139,6 +143,8 @@ class LoopbackGateway:
             events = [(name, _parse(data)) for name, data in sse_events(reply.body)]
             if "drop_message_stop" in self.deviations:
                 events = [(n, d) for n, d in events if n != "message_stop"]
+            if "cut_before_delta" in self.deviations:
+                events = [(n, d) for n, d in events if n not in ("message_delta", "message_stop")]
             events = [(n, self._edit(protocol, d, first=i == 0)) for i, (n, d) in enumerate(events)]
             text = "".join(
                 (f"event: {n}\n" if protocol == "anthropic" else "")

@@ -12,13 +12,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_kimi._contract import FOREIGN_TURN_REASONING
+from langchain_kimi.protocols.openai_chat.web_search import next_body
 from tests.authoring._shared import IMAGE_URL
 from tests.live.checks import stream_payloads
 from tests.live.exchanges import Exchange
 from tests.live.probe import Probe, authored_request
 
-# The stand-in a client sends for reasoning it does not have (a turn written by another model).
-PLACEHOLDER_REASONING = "(reasoning not available)"
+# The stand-in ChatKimi sends for reasoning it does not have (a turn written by another model):
+# the library's own constant, so a live run settles exactly what ChatKimi sends.
+PLACEHOLDER_REASONING = FOREIGN_TURN_REASONING
 WRONG_KEY = "not-a-valid-key"
 
 
@@ -248,6 +251,30 @@ def messages_tool_turn_without_thinking(probe: Probe, exchanges: Sequence[Exchan
     return "; ".join(outcomes)
 
 
+def web_search_limit_answer(probe: Probe, exchanges: Sequence[Exchange]) -> str:
+    """ChatKimi's stand-in `tool` answer for a `$web_search` call beyond `max_uses`
+    (`SEARCH_LIMIT_REACHED`): accepted, and does the model answer without searching again?"""
+    sent = authored_request("web_search/openai_loop.yaml")
+    first = probe.post("openai", sent)
+    reply = _body(first)
+    if first.status != 200 or not isinstance(reply, dict):
+        return _outcome(first)
+    assistant = ((reply.get("choices") or [{}])[0]).get("message") or {}
+    if not any(c.get("type") == "builtin_function" for c in assistant.get("tool_calls") or []):
+        return "undetermined: the model did not search in the first round"
+    # Exactly the follow-up ChatKimi sends once the cap is reached: no search may run.
+    second = probe.post("openai", next_body(sent, assistant, allowed=0))
+    answer = _body(second)
+    if second.status != 200 or not isinstance(answer, dict):
+        return _outcome(second)
+    choice = (answer.get("choices") or [{}])[0]
+    calls = (choice.get("message") or {}).get("tool_calls") or []
+    searches = sum(c.get("type") == "builtin_function" for c in calls)
+    if searches:
+        return f"accepted, but the model asked to search again ({searches} call(s))"
+    return f"accepted, answered without searching (finish_reason={choice.get('finish_reason')})"
+
+
 QUESTIONS: tuple[Question, ...] = (
     Question(
         "messages-stream-end",
@@ -281,6 +308,11 @@ QUESTIONS: tuple[Question, ...] = (
         "chat-tool-turn-reasoning",
         "Chat: is an assistant tool-call turn without reasoning_content rejected, and is a placeholder accepted?",
         chat_tool_turn_without_reasoning,
+    ),
+    Question(
+        "web-search-limit-answer",
+        "Chat: is ChatKimi's stand-in answer for a $web_search call beyond max_uses accepted, and does the model answer without searching again?",
+        web_search_limit_answer,
     ),
     Question(
         "messages-tool-turn-thinking",

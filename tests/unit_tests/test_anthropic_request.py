@@ -16,6 +16,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from langchain_kimi._contract import FOREIGN_TURN_REASONING
 from langchain_kimi._options import (
     FunctionToolSpec,
     OutputFormat,
@@ -38,6 +39,10 @@ WEATHER = FunctionToolSpec(
     strict=True,
 )
 CLOCK = FunctionToolSpec(name="clock", description="", parameters={"type": "object"})
+
+
+PLACEHOLDER_THINKING = {"type": "thinking", "thinking": FOREIGN_TURN_REASONING}
+"""What a tool-call turn without reasoning gets (issue 11 item 10)."""
 
 
 def opts(model: str = K31, **kwargs: Any) -> RequestOptions:
@@ -182,6 +187,15 @@ def test_128_tools_mapped() -> None:
     assert [t["name"] for t in build(HI, tools=many)["tools"]] == [f"t{i}" for i in range(128)]
 
 
+def test_no_tool_count_limit() -> None:
+    # `maxItems: 128` is Chat Completions' (004); the Messages documents set none.
+    many = tuple(
+        FunctionToolSpec(name=f"t{i}", description="", parameters={"type": "object"})
+        for i in range(129)
+    )
+    assert len(build(HI, tools=many)["tools"]) == 129
+
+
 @pytest.mark.parametrize("mode", ["auto", "any", "none"])
 def test_tool_choice_k31(mode: str) -> None:
     body = build(HI, tools=(WEATHER,), tool_choice=ToolChoice(mode))  # type: ignore[arg-type]
@@ -270,6 +284,7 @@ def test_tool_round_merges_into_one_user_turn() -> None:
         body = build(msgs, model)
         assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
         assert body["messages"][1]["content"] == [
+            PLACEHOLDER_THINKING,
             {
                 "type": "tool_use",
                 "id": "functions.get_weather:0",
@@ -606,7 +621,8 @@ def test_invalid_tool_call_keeps_its_turn_and_result_paired(content: Any) -> Non
     body = build(_invalid_call_history(content))
     assistant, result = body["messages"][1], body["messages"][2]
     assert assistant["content"] == [
-        {"type": "tool_use", "id": "functions.get_weather:0", "name": "get_weather", "input": {}}
+        PLACEHOLDER_THINKING,
+        {"type": "tool_use", "id": "functions.get_weather:0", "name": "get_weather", "input": {}},
     ]
     assert result["content"][0]["tool_use_id"] == "functions.get_weather:0"
     assert result["content"][0]["is_error"] is True

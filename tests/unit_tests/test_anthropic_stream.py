@@ -289,6 +289,8 @@ def test_chunk_shapes() -> None:
         },
         "output_token_details": {"reasoning": 12},
     }
+    usage = last.response_metadata.pop("usage")  # raw, as ChatAnthropic keeps it
+    assert usage["cache_creation_input_tokens"] == 50
     assert last.response_metadata == {
         "finish_reason": "tool_calls",
         "raw_finish_reason": "tool_use",

@@ -144,7 +144,7 @@ CASES: list[tuple[str, Callable[[], object], str]] = [
     ("temperature 0.2 on kimi-k3", lambda: _model(model="kimi-k3", temperature=0.2), "temperature"),
     (
         "top_p 0.5 on kimi-k3 per call",
-        lambda: _model(model="kimi-k3", protocol="anthropic").invoke("hi", top_p=0.5),
+        lambda: _model(model="kimi-k3").invoke("hi", top_p=0.5),
         "top_p",
     ),
     ("video on anthropic", lambda: _model(protocol="anthropic").invoke([_video()]), "video"),
@@ -219,8 +219,11 @@ EXACT: dict[str, tuple[type[ValueError], str]] = {
         "max_tokens must be between 1 and 1,048,576, got 2,000,000",
     ),
     "max_tokens not an int": (ValueError, "max_tokens must be an integer, got 'many'"),
-    "129 tools": (ValueError, "at most 128 tools may be bound; got 129"),
-    "129 tools per call": (ValueError, "at most 128 tools may be bound; got 129"),
+    "129 tools": (ValueError, "at most 128 tools may be bound on the openai protocol; got 129"),
+    "129 tools per call": (
+        ValueError,
+        "at most 128 tools may be bound on the openai protocol; got 129",
+    ),
     "tool schema not an object": (
         ValueError,
         "tool 'x': the parameters schema must have type 'object', got 'string'",
@@ -235,7 +238,10 @@ EXACT: dict[str, tuple[type[ValueError], str]] = {
     ),
     "web search max_uses zero": (
         ValueError,
-        "web_search max_uses must be a positive integer, got 0",
+        "unsupported web search tool {'type': 'web_search_20250305', 'name': 'web_search', "
+        "'max_uses': 0}; the documented form is "
+        '{"type": "web_search_20250305", "name": "web_search"} with an optional '
+        '"max_uses": <int >= 1>',
     ),
     "tool_choice names an unbound tool": (
         ValueError,

@@ -102,9 +102,7 @@ REFUSED_CALLS: list[tuple[str, str, str, dict[str, Any], Any, str]] = [
     ("max-tokens-over-openai", "openai", K3, {"max_tokens": 1_048_577}, "hi", "1,048,576"),
     ("max-tokens-over-anthropic", "anthropic", K31, {"max_tokens": 1_048_577}, "hi", "1,048,576"),
     ("temperature-k3-openai", "openai", K3, {"temperature": 0.5}, "hi", "temperature"),
-    ("temperature-k3-anthropic", "anthropic", K3, {"temperature": 0.2}, "hi", "temperature"),
     ("top-p-k3-openai", "openai", K3, {"top_p": 0.5}, "hi", "top_p"),
-    ("top-p-k3-anthropic", "anthropic", K3, {"top_p": 1.0}, "hi", "top_p"),
     ("video-v1-anthropic", "anthropic", K31, {}, _human(VIDEO_V1), "video"),
     (
         "video-url-anthropic",

@@ -16,6 +16,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from langchain_kimi._contract import FOREIGN_TURN_REASONING
 from langchain_kimi._options import (
     FunctionToolSpec,
     OutputFormat,
@@ -363,7 +364,7 @@ def test_edited_call_is_rebuilt_and_new_call_appended() -> None:
     )
     assistant = body["messages"][1]
     assert assistant["content"] is None
-    assert "reasoning_content" not in assistant
+    assert assistant["reasoning_content"] == FOREIGN_TURN_REASONING  # no reasoning of its own
     assert assistant["tool_calls"] == [
         {
             "id": "c1",

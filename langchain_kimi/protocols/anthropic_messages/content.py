@@ -16,6 +16,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from langchain_kimi._contract import (
     ANTHROPIC_BLOCKS,
+    FOREIGN_TURN_REASONING,
     REASONING,
     THINKING_BLOCKS,
     content_text,
@@ -325,7 +326,7 @@ def assistant_replay(message: AIMessage, caps: Capabilities) -> list[Block]:
     if isinstance(stored, list) and stored and _is_unchanged(message, stored):
         has_server = any(b.get("type") in SERVER_BLOCK_TYPES for b in stored)
         if caps.server_tool_blocks or not has_server:
-            return [dict(b) for b in stored]
+            return _with_reasoning([dict(b) for b in stored])
     if isinstance(message.content, list):
         blocks = _from_content_list(message, message.content)
     else:
@@ -337,4 +338,13 @@ def assistant_replay(message: AIMessage, caps: Capabilities) -> list[Block]:
     if not caps.server_tool_blocks:
         # kimi-k3's schema has no server search blocks: they cannot be replayed there.
         blocks = [b for b in blocks if b["type"] not in SERVER_BLOCK_TYPES]
+    return _with_reasoning(blocks)
+
+
+def _with_reasoning(blocks: list[Block]) -> list[Block]:
+    """A tool-call turn from elsewhere has no thinking block, which Kimi rejects: it gets an
+    unsigned one with the documented placeholder (no signature can be made for it)."""
+    has_tool_use = any(b.get("type") == "tool_use" for b in blocks)
+    if has_tool_use and not any(b.get("type") in THINKING_TYPES for b in blocks):
+        return [{"type": "thinking", "thinking": FOREIGN_TURN_REASONING}, *blocks]
     return blocks

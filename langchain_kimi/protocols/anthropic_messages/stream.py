@@ -8,6 +8,7 @@ arrive as deltas; each complete block is emitted once, at its `content_block_sto
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from langchain_core.messages import AIMessageChunk
@@ -22,6 +23,8 @@ from langchain_kimi.protocols.anthropic_messages.response import (
     message_metadata,
     usage_from_anthropic,
 )
+
+logger = logging.getLogger("langchain_kimi")
 
 _INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use"})
 _UNNAMED = ("", "message")
@@ -69,6 +72,22 @@ class StreamDecoder(JsonEventDecoder):
         if handler is None or not isinstance(payload, dict):
             return []
         return handler(self, payload)
+
+    def finish(self) -> list[AIMessageChunk]:
+        """[] after `message_stop`; the last chunk when the body ended after a `message_delta`
+        with a `stop_reason`; otherwise the stream was cut: `KimiStreamError` (the stream plan
+        attaches what arrived).
+
+        The documents say the events "suele incluir" (usually include) `message_stop`: once the
+        stop reason arrived, the reply is complete without it.
+        """
+        if self.ended:
+            return []
+        if self._stop_reason is not None:
+            logger.debug("Messages stream ended after message_delta without message_stop")
+            return self._on_message_stop({})
+        msg = "stream ended before message_stop (no message_delta with a stop_reason arrived)"
+        raise KimiStreamError(msg)
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -199,7 +218,7 @@ class StreamDecoder(JsonEventDecoder):
         return [
             self._chunk(
                 response_metadata=meta,
-                usage_metadata=usage_from_anthropic(usage) if usage else None,
+                usage_metadata=usage_from_anthropic(usage, model=self._model) if usage else None,
                 chunk_position="last",
             )
         ]

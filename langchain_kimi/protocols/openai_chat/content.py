@@ -7,12 +7,14 @@ blocks, OpenAI-style parts or Anthropic-native blocks.
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
 from langchain_kimi._contract import (
     BUILTIN_ROUNDS,
+    FOREIGN_TURN_REASONING,
     RAW_TOOL_CALLS,
     REASONING,
     THINKING_BLOCKS,
@@ -44,6 +46,9 @@ def assistant_replay(message: AIMessage) -> list[dict[str, Any]]:
     wire: dict[str, Any] = {"role": "assistant", "content": text or (None if tool_calls else "")}
     if reasoning:
         wire["reasoning_content"] = reasoning
+    elif tool_calls:
+        # A tool-call turn from elsewhere: Kimi rejects it without reasoning (see the constant).
+        wire["reasoning_content"] = FOREIGN_TURN_REASONING
     if tool_calls:
         wire["tool_calls"] = tool_calls
     return [*rounds, wire]
@@ -193,20 +198,46 @@ def _parts(content: list[Any], caps: Capabilities) -> list[dict[str, Any]]:
     return parts
 
 
+_DOCUMENTED_MEDIA = {
+    "image": "Contenido de imagen como URL data Base64 (data:image/png;base64,...)",
+    "video": "Contenido de video como URL data Base64 (data:video/mp4;base64,...)",
+}
+_warned_media_urls: set[str] = set()
+"""Media families already warned about a web URL (one warning per process)."""
+
+
+def _url_media(url: Any, family: str) -> Any:
+    """A URL part as the schema has it (`{url}`; a bare string stays a string). 004 documents
+    base64 data URLs only: a web URL is sent unchanged (the service may fetch it) with a warning."""
+    text = url.get("url") if isinstance(url, dict) else url
+    web = isinstance(text, str) and text.startswith(("http://", "https://"))
+    if web and family not in _warned_media_urls:
+        _warned_media_urls.add(family)
+        warnings.warn(
+            f"Chat Completions documents {family}s as base64 data URLs only "
+            f'("{_DOCUMENTED_MEDIA[family]}"); sending the {family} URL {str(text)[:80]!r} as is, '
+            "the service may not fetch it",
+            UserWarning,
+            stacklevel=2,
+        )
+    # Undocumented keys such as `detail` are dropped: the schema's object has `url` only.
+    return {"url": text} if isinstance(url, dict) else url
+
+
 def _media(block: dict[str, Any], family: str, caps: Capabilities) -> Any:
     """The `image_url` / `video_url` value for one LangChain, OpenAI or Anthropic block."""
     passthrough = block.get(f"{family}_url")
     if block.get("type") == f"{family}_url":
-        return passthrough  # OpenAI form (a string or `{url, ...}`), sent unchanged
+        return _url_media(passthrough, family)  # OpenAI form: a string or `{url, ...}`
     source = block.get("source")
     if isinstance(source, dict):  # anthropic-native
         if source.get("type") == "url":
-            return {"url": source["url"]}
+            return _url_media({"url": source["url"]}, family)
         data, mime = source.get("data"), source.get("media_type")
     elif "base64" in block or block.get("source_type") == "base64":  # v1 (and legacy v0)
         data, mime = block.get("base64") or block.get("data"), block.get("mime_type")
     elif "url" in block:
-        return {"url": block["url"]}
+        return _url_media({"url": block["url"]}, family)
     else:
         msg = f"{family} block needs base64 data or a url, got keys {sorted(block)}"
         raise ValueError(msg)

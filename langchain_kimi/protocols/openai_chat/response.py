@@ -9,8 +9,9 @@ from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
 from langchain_core.messages.ai import InputTokenDetails, OutputTokenDetails, UsageMetadata
 from langchain_core.messages.tool import invalid_tool_call, tool_call
 
-from langchain_kimi._contract import PROVIDER, RAW_TOOL_CALLS, REASONING
+from langchain_kimi._contract import PROVIDER, RAW_TOOL_CALLS, REASONING, TOKEN_USAGE
 from langchain_kimi._errors import KimiAPIError
+from langchain_kimi._profiles import cache_writes_billed_as_input
 
 PROTOCOL = "openai"
 
@@ -23,8 +24,13 @@ def normalize_finish_reason(raw: str) -> str:
     return _FINISH_REASONS.get(raw, raw)
 
 
-def usage_from_openai(usage: dict[str, Any]) -> UsageMetadata:
-    """`prompt_tokens` is ALL input (plain + cache reads + cache writes): no re-adding."""
+def usage_from_openai(usage: dict[str, Any], *, model: Any = None) -> UsageMetadata:
+    """`prompt_tokens` is ALL input (plain + cache reads + cache writes): no re-adding.
+
+    `cache_write_tokens` becomes `cache_creation` only where it is billed as such: 004 says
+    "`kimi-k3` no los distingue y los factura como entrada normal" (raw figures stay in
+    `response_metadata["token_usage"]`).
+    """
     input_tokens = int(usage.get("prompt_tokens") or 0)
     output_tokens = int(usage.get("completion_tokens") or 0)
     total = usage.get("total_tokens")
@@ -37,7 +43,8 @@ def usage_from_openai(usage: dict[str, Any]) -> UsageMetadata:
     input_details = InputTokenDetails()
     if prompt_details.get("cached_tokens") is not None:
         input_details["cache_read"] = int(prompt_details["cached_tokens"])
-    if prompt_details.get("cache_write_tokens") is not None:
+    writes_apart = not cache_writes_billed_as_input(model)
+    if prompt_details.get("cache_write_tokens") is not None and writes_apart:
         input_details["cache_creation"] = int(prompt_details["cache_write_tokens"])
     if input_details:
         result["input_token_details"] = input_details
@@ -151,13 +158,15 @@ def parse_response(body: dict[str, Any]) -> AIMessage:
     response_metadata = message_metadata(body)
     response_metadata.update(finish_metadata(choice.get("finish_reason")))
     usage = raw_usage(body)
+    if usage:
+        response_metadata[TOKEN_USAGE] = usage  # the service's own figures, as ChatOpenAI
     result = AIMessage(
         content=message.get("content") or "",
         id=body.get("id"),
         additional_kwargs=additional_kwargs,
         tool_calls=tool_calls,
         invalid_tool_calls=invalid_tool_calls,
-        usage_metadata=usage_from_openai(usage) if usage else None,
+        usage_metadata=usage_from_openai(usage, model=body.get("model")) if usage else None,
         response_metadata=response_metadata,
     )
     if raw_calls and not (tool_calls or invalid_tool_calls):

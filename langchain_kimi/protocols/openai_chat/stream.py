@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.messages import AIMessageChunk
 from langchain_core.messages.tool import ToolCallChunk
 
-from langchain_kimi._contract import PROVIDER, RAW_TOOL_CALLS, REASONING
+from langchain_kimi._contract import PROVIDER, RAW_TOOL_CALLS, REASONING, TOKEN_USAGE
 from langchain_kimi._errors import KimiStreamError
 from langchain_kimi.protocols._decoder import JsonEventDecoder
 from langchain_kimi.protocols.openai_chat.builtin import BUILTIN, is_builtin_round
@@ -202,6 +202,10 @@ class StreamDecoder(JsonEventDecoder):
                     type="tool_call_chunk", index=client_indexes[0], id=None, name=None, args=""
                 )
             )
+        if self._usage:
+            # Raw, as ChatOpenAI keeps it; numbers add up over the rounds of a `$web_search`
+            # loop when LangChain merges the chunks (the invoke path sums them the same way).
+            response_metadata[TOKEN_USAGE] = self._usage
         if not builtin_round:
             response_metadata.update(finish_metadata(self._raw_finish))
         # A pure-builtin round is not the end of the message: ChatKimi posts the follow-up and
@@ -212,6 +216,10 @@ class StreamDecoder(JsonEventDecoder):
             additional_kwargs=additional_kwargs,
             tool_call_chunks=tool_chunks,
             response_metadata=response_metadata,
-            usage_metadata=usage_from_openai(self._usage) if self._usage else None,
+            usage_metadata=(
+                usage_from_openai(self._usage, model=(self._head or {}).get("model"))
+                if self._usage
+                else None
+            ),
             chunk_position=None if builtin_round else "last",
         )
