@@ -29,13 +29,16 @@ def test_kimi_k3_messages_sampling_is_warned_not_refused(
     name: str, value: float, where: str
 ) -> None:
     wire = Wire("anthropic", K3)
-    with pytest.warns(UserWarning, match=name):
+
+    def construct_and_call() -> None:
         # A field warns once, at construction; a call argument warns at the call.
         if where == "field":
-            model, kwargs = wire.gateway.model("anthropic", K3, **{name: value}), {}
+            wire.gateway.model("anthropic", K3, **{name: value}).invoke("hi")
         else:
-            model, kwargs = wire.model, {name: value}
-        model.invoke("hi", **kwargs)
+            wire.model.invoke("hi", **{name: value})
+
+    with pytest.warns(UserWarning, match=name):
+        construct_and_call()
     assert name not in wire.body
 
 
