@@ -8,6 +8,7 @@ echo back (the call's arguments as the tool message content) and re-post, until 
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -16,8 +17,9 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
-from langchain_kimi._errors import KimiAPIError, KimiError
+from langchain_kimi._errors import KimiAPIError, KimiError, KimiStreamError
 from langchain_kimi._options import RequestOptions, WebSearchToolSpec
+from langchain_kimi._retry import redact, snippet
 from langchain_kimi._stop import StopStreamFilter, truncate_at_stop
 from langchain_kimi.protocols import ProtocolAdapter, StreamDecoder
 from langchain_kimi.protocols.openai_chat import web_search
@@ -27,9 +29,14 @@ from langchain_kimi.protocols.openai_chat.response import (
     usage_from_openai,
 )
 
+# What a parser raises on a reply of an unexpected shape (pydantic's ValidationError, raised by
+# LangChain's message classes, is a ValueError).
+_UNREADABLE = (KeyError, IndexError, TypeError, AttributeError, ValueError)
+
 
 class _Plan:
-    """What both plans share: the request so far and the `$web_search` round budget."""
+    """What both plans share: the request so far, the `$web_search` round budget, and the guard
+    every error of the call passes through."""
 
     def __init__(
         self,
@@ -38,9 +45,11 @@ class _Plan:
         body: dict[str, Any],
         *,
         max_builtin_rounds: int,
+        secret: str = "",
     ) -> None:
         self.adapter = adapter
         self.options = options
+        self._secret = secret
         self.pending: dict[str, Any] | None = body
         """The next body to post; None once the reply is complete."""
         self._loop = options.caps.protocol == "openai" and any(
@@ -53,6 +62,28 @@ class _Plan:
 
     def _setup(self) -> None:
         """The subclass's own state."""
+
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        """Wraps each round (the drivers' I/O and the parsing): every error of the call passes
+        here, so this is where the API key is removed from all of them (HTTP error bodies,
+        error events, transport errors, unreadable replies alike)."""
+        try:
+            yield
+        except KimiError as error:
+            self._on_error(error)
+            error.scrub(lambda text: redact(text, self._secret))
+            raise
+
+    def _on_error(self, error: KimiError) -> None:
+        """The subclass's additions to an error (a stream keeps what arrived)."""
+
+    def _unreadable(self, exc: Exception, event: str | None, payload: Any) -> str:
+        """Why a parser failed: the field of the wrong shape, else the parser's own complaint."""
+        problem = self.adapter.bad_field(event, payload)
+        if problem is None:
+            problem = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        return problem
 
     def _count_searches(self, metadata: dict[str, Any], last: dict[str, Any]) -> None:
         """`server_tool_use`: every `$web_search` call of the loop, including those of a last
@@ -82,7 +113,26 @@ class InvokePlan(_Plan):
         self._first_id: str | None = None
         self._result: AIMessage | None = None
 
-    def on_reply(self, reply_body: dict[str, Any], base_url: str) -> None:
+    def on_reply(
+        self, reply_body: dict[str, Any], base_url: str, request_id: str | None = None
+    ) -> None:
+        """Take one reply; a reply the parser cannot read is a `KimiAPIError` naming the field
+        (never a bare KeyError, TypeError, ... from deep inside the parser)."""
+        try:
+            self._take_reply(reply_body, base_url)
+        except KimiError:
+            raise
+        except _UNREADABLE as exc:
+            problem = self._unreadable(exc, None, reply_body)
+            text = json.dumps(reply_body, ensure_ascii=False)
+            raise KimiAPIError(
+                f"the reply could not be read: {problem}",
+                status_code=200,
+                request_id=request_id,
+                body=text[:2000],
+            ) from None
+
+    def _take_reply(self, reply_body: dict[str, Any], base_url: str) -> None:
         assistant: dict[str, Any] | None = None
         if self._loop:
             assistant = raw_assistant_message(reply_body)
@@ -133,7 +183,7 @@ class StreamPlan(_Plan):
 
     The driver opens a stream for `pending`, calls `start_round`, then yields what `run_round`
     (or `arun_round`) makes of its events; `guard()` around each round attaches what already
-    arrived to a stream error.
+    arrived to a stream error (and removes the key from it, as for every error).
     """
 
     def _setup(self) -> None:
@@ -158,6 +208,8 @@ class StreamPlan(_Plan):
         """Every chunk of one round's events (the sync driver's loop)."""
         for event, data in events:
             yield from self.feed(event, data)
+            if self.decoder.done:
+                break  # what follows the end event (silence, a reset, junk) is never read
         yield from self.finish_round()
 
     async def arun_round(
@@ -167,14 +219,36 @@ class StreamPlan(_Plan):
         async for event, data in events:
             for generation in self.feed(event, data):
                 yield generation
+            if self.decoder.done:
+                break
         for generation in self.finish_round():
             yield generation
 
     def feed(self, event: str, data: str) -> list[ChatGenerationChunk]:
-        return [self._emit(chunk) for chunk in self.decoder.feed(event, data)]
+        try:
+            return [self._emit(chunk) for chunk in self.decoder.feed(event, data)]
+        except KimiError:
+            raise
+        except _UNREADABLE as exc:
+            try:
+                payload = json.loads(data)
+            except ValueError:
+                payload = None
+            problem = self._unreadable(exc, event, payload)
+            msg = f"a {event!r} stream event could not be read: {problem} (data: {snippet(data)})"
+            raise KimiStreamError(msg) from None
 
     def finish_round(self) -> list[ChatGenerationChunk]:
         """The round's last chunks; sets `pending` to the follow-up body or None."""
+        try:
+            return self._finish_round()
+        except KimiError:
+            raise
+        except _UNREADABLE as exc:
+            problem = self._unreadable(exc, "end", None)
+            raise KimiStreamError(f"the stream's reply could not be read: {problem}") from None
+
+    def _finish_round(self) -> list[ChatGenerationChunk]:
         generations = [self._emit(chunk) for chunk in self.decoder.finish()]
         if self._loop and getattr(self.decoder, "is_builtin_round", False):
             assistant: dict[str, Any] = self.decoder.assistant_message()  # type: ignore[attr-defined]
@@ -184,14 +258,10 @@ class StreamPlan(_Plan):
             self.pending = None
         return generations
 
-    @contextmanager
-    def guard(self) -> Iterator[None]:
-        try:
-            yield
-        except KimiError as error:  # cut, timed out or an error event: keep what arrived
-            if error.partial is None and self._seen:
-                error.partial = _aggregate(self._seen)
-            raise
+    def _on_error(self, error: KimiError) -> None:
+        # Cut, timed out, unreadable or an error event: keep what arrived.
+        if error.partial is None and self._seen:
+            error.partial = _aggregate(self._seen)
 
     def _emit(self, chunk: AIMessageChunk) -> ChatGenerationChunk:
         chunk = self._shape(chunk)

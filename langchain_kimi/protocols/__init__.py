@@ -28,6 +28,11 @@ class StreamDecoder(Protocol):
 
     def finish(self) -> list[AIMessageChunk]: ...
 
+    @property
+    def done(self) -> bool:
+        """The protocol's end event arrived: nothing after it belongs to the reply."""
+        ...
+
 
 @dataclass(frozen=True)
 class ProtocolAdapter:
@@ -37,3 +42,6 @@ class ProtocolAdapter:
     build_request: Callable[[Sequence[BaseMessage], RequestOptions], dict[str, Any]]
     parse_response: Callable[[dict[str, Any]], AIMessage]
     new_decoder: Callable[[], StreamDecoder]
+    bad_field: Callable[[str | None, Any], str | None] = lambda _event, _payload: None
+    """Names the field of a reply (event None) or stream event payload the parser could not
+    read; only asked after a parser failed."""

@@ -8,6 +8,7 @@ from langchain_kimi.protocols.anthropic_messages.response import (
     parse_response,
     usage_from_anthropic,
 )
+from langchain_kimi.protocols.anthropic_messages.shapes import bad_field
 from langchain_kimi.protocols.anthropic_messages.stream import StreamDecoder
 
 ADAPTER = ProtocolAdapter(
@@ -15,6 +16,7 @@ ADAPTER = ProtocolAdapter(
     build_request=build_request,
     parse_response=parse_response,
     new_decoder=StreamDecoder,
+    bad_field=bad_field,
 )
 
 __all__ = ["ADAPTER", "StreamDecoder", "build_request", "parse_response", "usage_from_anthropic"]

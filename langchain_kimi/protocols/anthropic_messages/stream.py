@@ -72,6 +72,11 @@ class StreamDecoder:
         msg = "stream ended before message_stop"
         raise KimiStreamError(msg, partial=self._aggregate())
 
+    @property
+    def done(self) -> bool:
+        """`message_stop` arrived."""
+        return self._stopped
+
     # -- helpers --------------------------------------------------------------------------
 
     def _aggregate(self) -> AIMessageChunk | None:

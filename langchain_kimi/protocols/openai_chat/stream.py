@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessageChunk
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import ToolCallChunk
 
 from langchain_kimi import _json as fast_json
@@ -62,6 +63,7 @@ class StreamDecoder:
         self._reasoning: list[str] = []
         self._calls: dict[int, _CallState] = {}
         self._usage: dict[str, Any] | None = None
+        self._usage_metadata: UsageMetadata | None = None
         self._raw_finish: str | None = None
         self._id: str | None = None
         self._chunks: list[AIMessageChunk] = []
@@ -98,6 +100,11 @@ class StreamDecoder:
         if not self._done:
             raise KimiStreamError("stream ended before [DONE]", partial=self.partial())
         return []
+
+    @property
+    def done(self) -> bool:
+        """`data: [DONE]` arrived."""
+        return self._done
 
     @property
     def is_builtin_round(self) -> bool:
@@ -138,6 +145,9 @@ class StreamDecoder:
         choice: dict[str, Any] = choices[0] if choices and isinstance(choices[0], dict) else {}
         # Moonshot-style services report usage inside the choice of the finish chunk.
         self._usage = merge_usage(self._usage, choice.get("usage"))
+        if self._usage is not None and (payload.get("usage") or choice.get("usage")):
+            # Read when it arrives, so a malformed count fails on the event that carried it.
+            self._usage_metadata = usage_from_openai(self._usage)
         if choice.get("finish_reason"):
             self._raw_finish = choice["finish_reason"]
         delta: dict[str, Any] = choice.get("delta") or {}
@@ -235,6 +245,6 @@ class StreamDecoder:
             additional_kwargs=additional_kwargs,
             tool_call_chunks=tool_chunks,
             response_metadata=response_metadata,
-            usage_metadata=usage_from_openai(self._usage) if self._usage else None,
+            usage_metadata=self._usage_metadata,
             chunk_position=None if builtin_round else "last",
         )
