@@ -57,14 +57,32 @@ MESSAGES_STREAM = b"".join(
     for p in [
         {
             "type": "message_start",
-            "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "kimi-k3",
-                        "content": [], "usage": {"input_tokens": 3, "output_tokens": 0}},
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "kimi-k3",
+                "content": [],
+                "usage": {"input_tokens": 3, "output_tokens": 0},
+            },
         },
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": TEXT[:7]}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": TEXT[7:]}},
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "text_delta", "text": TEXT[:7]},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "text_delta", "text": TEXT[7:]},
+        },
         {"type": "content_block_stop", "index": 0},
-        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 5},
+        },
         {"type": "message_stop"},
     ]
 )
@@ -227,7 +245,9 @@ def _trickle(data: bytes) -> list[bytes]:
 
 @pytest.mark.parametrize("how", ["invoke", "stream", "astream"])
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-async def test_a_trickling_server_meets_the_deadline(server: Server, protocol: str, how: str) -> None:
+async def test_a_trickling_server_meets_the_deadline(
+    server: Server, protocol: str, how: str
+) -> None:
     # One byte every 0.1 s, the read timeout 0.5 s: no read ever times out, and before the
     # deadlines the reply (or the stream's second event) took minutes to complete.
     if how == "invoke":

@@ -23,9 +23,17 @@ KEY = "sk-echoed-" + "0123456789abcdef"
 SSE = {"content-type": "text/event-stream"}
 
 CHAT_REPLY: dict[str, Any] = {
-    "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "kimi-k3",
-    "choices": [{"index": 0, "finish_reason": "stop",
-                 "message": {"role": "assistant", "content": "Hello there"}}],
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "kimi-k3",
+    "choices": [
+        {
+            "index": 0,
+            "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "Hello there"},
+        }
+    ],
     "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
 }
 MESSAGES_REPLY: dict[str, Any] = {
@@ -162,7 +170,9 @@ def _delta(delta: Any) -> dict[str, Any]:
 
 
 def _call(function: Any) -> dict[str, Any]:
-    return _delta({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": function}]})
+    return _delta(
+        {"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": function}]}
+    )
 
 
 CHAT_STREAM = {
@@ -171,7 +181,10 @@ CHAT_STREAM = {
     "tool_calls: 7": (_delta({"tool_calls": 7}), "choices[0].delta.tool_calls"),
     "content: 7": (_delta({"content": 7}), "choices[0].delta.content"),
     "usage: 'x'": ({"choices": [], "usage": "x"}, "usage"),
-    "prompt_tokens: 'abc'": ({"choices": [], "usage": {"prompt_tokens": "abc"}}, "usage.prompt_tokens"),
+    "prompt_tokens: 'abc'": (
+        {"choices": [], "usage": {"prompt_tokens": "abc"}},
+        "usage.prompt_tokens",
+    ),
     "a string function": (_call("f"), "choices[0].delta.tool_calls[0].function"),
     "a tool name 7": (
         _call({"name": 7, "arguments": ""}),
@@ -254,7 +267,11 @@ KEY_PATHS: dict[str, tuple[str, str, Callable[[httpx.Request], httpx.Response]]]
         _json({"error": {"message": ECHO, "type": KEY, "code": KEY}}, 500),
     ),
     "HTTP error, not JSON": ("openai", "stream", lambda _r: httpx.Response(502, text=ECHO)),
-    "200 with an error body": ("openai", "invoke", _json({"error": {"message": ECHO, "type": KEY}})),
+    "200 with an error body": (
+        "openai",
+        "invoke",
+        _json({"error": {"message": ECHO, "type": KEY}}),
+    ),
     "Messages event: error": (
         "anthropic",
         "stream",
