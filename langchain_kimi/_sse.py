@@ -37,58 +37,57 @@ class EventParser:
     def __init__(self) -> None:
         self._pending: list[bytes] = []  # bytes of an unfinished line
         self._skip_lf = False  # the last read ended with CR: a leading LF completes that CRLF
-        self._first_line = True
+        self._first_line = True  # a byte order mark may precede it
         self._event = ""
         self._data: list[str] = []
         self._has_fields = False
 
     def feed(self, chunk: bytes) -> list[Event]:
-        if not chunk:
-            return []
         if self._skip_lf and chunk[:1] == b"\n":
             chunk = chunk[1:]
-        self._skip_lf = False
         if not chunk:
             return []
-        if b"\n" not in chunk and b"\r" not in chunk:
+        self._skip_lf = False
+        end = max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1
+        if not end:  # no line end yet
             self._pending.append(chunk)
             return []
         if self._pending:
-            chunk = b"".join([*self._pending, chunk])
+            self._pending.append(chunk)
+            chunk = b"".join(self._pending)
+            end += len(chunk) - len(self._pending[-1])
             self._pending = []
-        *lines, rest = _LINE_END.split(chunk)
-        if rest:
-            self._pending.append(rest)
-        self._skip_lf = chunk[-1:] == b"\r"
-        events: list[Event] = []
-        for raw in lines:
-            event = self._line(raw.decode("utf-8", "replace"))
-            if event is not None:
-                events.append(event)
-        return events
-
-    def _line(self, line: str) -> Event | None:
+        if end < len(chunk):
+            self._pending.append(chunk[end:])
+        self._skip_lf = chunk[end - 1] == 0x0D  # a CR: the next read may start with its LF
+        # Whole lines only, so no character is split; one decode for all of them.
+        text = chunk[:end].decode("utf-8", "replace")
         if self._first_line:
             self._first_line = False
-            line = line.removeprefix(_BOM)
-        if not line:
-            return self._dispatch()
-        if line[0] == ":":
-            return None  # a comment (often a keep-alive)
-        name, colon, value = line.partition(":")
-        if colon and value[:1] == " ":
-            value = value[1:]
-        if name == "data":
-            self._data.append(value)
-            self._has_fields = True
-        elif name == "event":
-            self._event = value
-            self._has_fields = True
-        return None
+            text = text.removeprefix(_BOM)
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.split("\n")
+        lines.pop()  # what follows the last line end: nothing
+        return self._lines(lines)
 
-    def _dispatch(self) -> Event | None:
-        if not self._has_fields:
-            return None
-        event = Event(self._event or "message", "\n".join(self._data))
-        self._event, self._data, self._has_fields = "", [], False
-        return event
+    def _lines(self, lines: list[str]) -> list[Event]:
+        events: list[Event] = []
+        for line in lines:
+            if not line:
+                if self._has_fields:
+                    events.append(Event(self._event or "message", "\n".join(self._data)))
+                    self._event, self._data, self._has_fields = "", [], False
+                continue
+            name, colon, value = line.partition(":")
+            if colon and value[:1] == " ":
+                value = value[1:]
+            if name == "data":
+                self._data.append(value)
+                self._has_fields = True
+            elif name == "event":
+                self._event = value
+                self._has_fields = True
+            # Anything else: a comment (a line starting with ":", often a keep-alive), `id:`,
+            # `retry:` (nothing here reconnects) or an unknown field: skipped.
+        return events
