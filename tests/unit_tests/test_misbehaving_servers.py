@@ -14,16 +14,15 @@ from __future__ import annotations
 import json
 import socket
 import struct
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import pytest
 
 from langchain_kimi import ChatKimi, KimiError, KimiTimeoutError
+from tests.loopback import LoopbackServer, QuietHandler, running
 
 pytestmark = [
     pytest.mark.enable_socket,
@@ -120,12 +119,8 @@ class Behaviour:
         self.length = length
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(QuietHandler):
     server: Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers["Content-Length"]))
@@ -156,30 +151,16 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-
+class Server(LoopbackServer):
     def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), Handler)
-        self.release = threading.Event()
+        super().__init__(Handler)
         self.behaviour = Behaviour("application/json", [])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
 
 
 @pytest.fixture
 def server() -> Iterator[Server]:
-    srv = Server()
-    thread = threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
+    with running(Server()) as srv:
         yield srv
-    finally:
-        srv.release.set()
-        srv.shutdown()
-        srv.server_close()
 
 
 def _model(server: Server, protocol: str, *, read: float = 10.0) -> ChatKimi:

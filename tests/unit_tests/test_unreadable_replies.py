@@ -224,24 +224,26 @@ MESSAGES_STREAM = {
 }
 
 
-@pytest.mark.parametrize("case", CHAT_STREAM)
-async def test_an_unreadable_chat_stream_event_names_the_field(case: str, mode: str) -> None:
-    bad, field = CHAT_STREAM[case]
+STREAM_CASES = {
+    **{
+        f"openai, {name}": ("openai", _chat_stream(bad), field)
+        for name, (bad, field) in CHAT_STREAM.items()
+    },
+    **{
+        f"anthropic, {name}": ("anthropic", _messages_stream(bad), field)
+        for name, (bad, field) in MESSAGES_STREAM.items()
+    },
+}
+
+
+@pytest.mark.parametrize("case", STREAM_CASES)
+async def test_an_unreadable_stream_event_names_the_field(case: str, mode: str) -> None:
+    protocol, raw, field = STREAM_CASES[case]
     with pytest.raises(KimiStreamError) as info:
-        await _stream(_model("openai", _sse(_chat_stream(bad))), mode)
+        await _stream(_model(protocol, _sse(raw)), mode)
     assert f"{field}: expected" in info.value.message
     assert info.value.partial is not None
     assert info.value.partial.content == "Hel"  # what arrived before
-
-
-@pytest.mark.parametrize("case", MESSAGES_STREAM)
-async def test_an_unreadable_messages_stream_event_names_the_field(case: str, mode: str) -> None:
-    bad, field = MESSAGES_STREAM[case]
-    with pytest.raises(KimiStreamError) as info:
-        await _stream(_model("anthropic", _sse(_messages_stream(bad))), mode)
-    assert f"{field}: expected" in info.value.message
-    assert info.value.partial is not None
-    assert info.value.partial.content == "Hel"
 
 
 # -- the key never leaves in an error ------------------------------------------------------------
