@@ -19,7 +19,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 
 from langchain_kimi._errors import KimiAPIError, KimiError, KimiStreamError
 from langchain_kimi._options import RequestOptions, WebSearchToolSpec
-from langchain_kimi._retry import redact, snippet
+from langchain_kimi._retry import redact
 from langchain_kimi._stop import StopStreamFilter, truncate_at_stop
 from langchain_kimi.protocols import ProtocolAdapter, StreamDecoder
 from langchain_kimi.protocols.openai_chat import web_search
@@ -78,12 +78,34 @@ class _Plan:
     def _on_error(self, error: KimiError) -> None:
         """The subclass's additions to an error (a stream keeps what arrived)."""
 
-    def _unreadable(self, exc: Exception, event: str | None, payload: Any) -> str:
-        """Why a parser failed: the field of the wrong shape, else the parser's own complaint."""
-        problem = self.adapter.bad_field(event, payload)
-        if problem is None:
-            problem = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        return problem
+    _unreadable_error: type[KimiError] = KimiAPIError
+
+    @contextmanager
+    def readable(
+        self, what: str, event: str | None, payload: Any, *, request_id: str | None = None
+    ) -> Iterator[None]:
+        """Around parsing a reply (`event` None) or a stream event: a parser failing on a shape
+        it did not expect raises the plan's typed error naming the field, with the payload as
+        its `body` — never a bare KeyError, TypeError, ... from deep inside a parser."""
+        try:
+            yield
+        except KimiError:
+            raise
+        except _UNREADABLE as exc:
+            text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+            if isinstance(payload, str):
+                try:
+                    payload = json.loads(payload)
+                except ValueError:
+                    payload = None
+            first_line = str(exc).partition("\n")[0]
+            problem = self.adapter.bad_field(event, payload) or f"{type(exc).__name__} {first_line}"
+            raise self._unreadable_error(
+                f"{what} could not be read: {problem}",
+                status_code=200,
+                request_id=request_id,
+                body=text[:2000],
+            ) from None
 
     def _count_searches(self, metadata: dict[str, Any], last: dict[str, Any]) -> None:
         """`server_tool_use`: every `$web_search` call of the loop, including those of a last
@@ -116,21 +138,9 @@ class InvokePlan(_Plan):
     def on_reply(
         self, reply_body: dict[str, Any], base_url: str, request_id: str | None = None
     ) -> None:
-        """Take one reply; a reply the parser cannot read is a `KimiAPIError` naming the field
-        (never a bare KeyError, TypeError, ... from deep inside the parser)."""
-        try:
+        """Take one reply (one that cannot be read is a `KimiAPIError` naming the field)."""
+        with self.readable("the reply", None, reply_body, request_id=request_id):
             self._take_reply(reply_body, base_url)
-        except KimiError:
-            raise
-        except _UNREADABLE as exc:
-            problem = self._unreadable(exc, None, reply_body)
-            text = json.dumps(reply_body, ensure_ascii=False)
-            raise KimiAPIError(
-                f"the reply could not be read: {problem}",
-                status_code=200,
-                request_id=request_id,
-                body=text[:2000],
-            ) from None
 
     def _take_reply(self, reply_body: dict[str, Any], base_url: str) -> None:
         assistant: dict[str, Any] | None = None
@@ -186,6 +196,8 @@ class StreamPlan(_Plan):
     arrived to a stream error (and removes the key from it, as for every error).
     """
 
+    _unreadable_error = KimiStreamError
+
     def _setup(self) -> None:
         stops = self.options.stop
         self._stop_filter = (
@@ -225,28 +237,13 @@ class StreamPlan(_Plan):
             yield generation
 
     def feed(self, event: str, data: str) -> list[ChatGenerationChunk]:
-        try:
+        with self.readable(f"the {event!r} stream event", event, data):
             return [self._emit(chunk) for chunk in self.decoder.feed(event, data)]
-        except KimiError:
-            raise
-        except _UNREADABLE as exc:
-            try:
-                payload = json.loads(data)
-            except ValueError:
-                payload = None
-            problem = self._unreadable(exc, event, payload)
-            msg = f"a {event!r} stream event could not be read: {problem} (data: {snippet(data)})"
-            raise KimiStreamError(msg) from None
 
     def finish_round(self) -> list[ChatGenerationChunk]:
         """The round's last chunks; sets `pending` to the follow-up body or None."""
-        try:
+        with self.readable("the end of the stream", "", ""):
             return self._finish_round()
-        except KimiError:
-            raise
-        except _UNREADABLE as exc:
-            problem = self._unreadable(exc, "end", None)
-            raise KimiStreamError(f"the stream's reply could not be read: {problem}") from None
 
     def _finish_round(self) -> list[ChatGenerationChunk]:
         generations = [self._emit(chunk) for chunk in self.decoder.finish()]
