@@ -189,6 +189,22 @@ class AsyncEventStream(_OpenStream):
         finally:
             await events.aclose()
 
+    async def drain(self) -> None:
+        """Read what is left of the body (after the end event, usually just the chunked-encoding
+        terminator) for at most `_DRAIN_SECONDS`, so the connection can go back to the pool.
+        What it holds, a late failure, or silence are ignored: the answer is complete."""
+        try:
+            async with asyncio.timeout(_DRAIN_SECONDS):
+                async for _ in self._events:
+                    pass
+        except (TimeoutError, *READ_FAILURES):
+            pass
+
+
+_DRAIN_SECONDS = 0.05
+"""Async streams only: a sync read cannot be bounded below the read timeout, so a sync stream's
+connection is closed right after the end event (never a wait for a silent server)."""
+
 
 async def _close_at_loop_shutdown(client: httpx.AsyncClient) -> AsyncGenerator[None, None]:
     """Parked async generator that closes `client` on its own loop.
@@ -494,7 +510,9 @@ class Transport:
     ) -> AsyncIterator[AsyncEventStream]:
         opened, base = await self._arun(path, body, stream=True)
         assert isinstance(opened, _Opened)
+        events = AsyncEventStream(opened, base, secret=self._secret)
         try:
-            yield AsyncEventStream(opened, base, secret=self._secret)
+            yield events
+            await events.drain()  # the caller is done with the events (not failed, not cancelled)
         finally:
             await opened.response.aclose()

@@ -16,7 +16,7 @@ import socket
 import struct
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import pytest
@@ -163,7 +163,7 @@ def server() -> Iterator[Server]:
         yield srv
 
 
-def _model(server: Server, protocol: str, *, read: float = 10.0) -> ChatKimi:
+def _model(server: LoopbackServer, protocol: str, *, read: float = 10.0) -> ChatKimi:
     return ChatKimi(
         api_key=KEY,
         base_url=server.url,
@@ -295,3 +295,35 @@ async def test_a_bare_cr_stream_cut_after_an_events_final_cr_keeps_it(
     partial = info.value.partial
     assert partial is not None
     assert partial.content == TEXT
+
+
+class _Chunked(QuietHandler):
+    """A well-behaved gateway: each event in its own chunk, then the chunked terminator."""
+
+    server: LoopbackServer
+    ports: ClassVar[set[int]] = set()
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.ports.add(self.client_address[1])
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for event in CHAT_STREAM.split(b"\n\n")[:-1]:
+            piece = event + b"\n\n"
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+
+
+async def test_async_streams_stopped_at_the_end_event_still_reuse_their_connection() -> None:
+    # Async streams read the rest of the body (the terminator) for a moment after the end event,
+    # so the connection goes back to the pool; sync streams close it (docs/errors.md).
+    _Chunked.ports = set()
+    with running(LoopbackServer(_Chunked)) as srv:
+        model = _model(srv, "openai")
+        for _ in range(3):
+            chunks = [chunk async for chunk in model.astream("hi")]
+            assert "".join(str(c.content) for c in chunks) == TEXT
+    assert len(_Chunked.ports) == 1
