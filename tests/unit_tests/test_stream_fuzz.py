@@ -29,7 +29,7 @@ pytestmark = pytest.mark.timeout(60)
 
 FUZZ = settings(
     derandomize=True,
-    max_examples=120,
+    max_examples=80,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
