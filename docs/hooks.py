@@ -13,7 +13,7 @@ from langchain_core.messages import HumanMessage
 
 from langchain_kimi._options import FunctionToolSpec, RequestOptions, ToolChoice
 from langchain_kimi._profiles import Capabilities, all_rows
-from langchain_kimi.chat_models import _adapter
+from langchain_kimi.protocols import adapter as _adapter
 
 _YES, _NO = "yes", "—"
 

@@ -193,7 +193,8 @@ def _fields_from_payload(payload: Any) -> tuple[str | None, str | None, str | No
     return None, None, str(request_id) if request_id else None
 
 
-def _snippet(text: str) -> str:
+def snippet(text: str) -> str:
+    """A body, whitespace squeezed, cut to a readable length (for error messages)."""
     compact = " ".join(text.split())
     if not compact:
         return "(empty body)"
@@ -208,7 +209,7 @@ def error_from_response(
     """The typed error for an HTTP error response (JSON in either shape, HTML, or empty)."""
     message, err_type, request_id = _parse_error_body(body_text)
     if message is None:
-        message = f"HTTP {status} from the Kimi gateway: {_snippet(body_text)}"
+        message = f"HTTP {status} from the Kimi gateway: {snippet(body_text)}"
     cls = _class_for_status(status, message)
     return cls(
         message,
@@ -222,7 +223,7 @@ def error_from_response(
 def error_from_stream_payload(payload: Any, *, request_id: str | None = None) -> KimiError:
     """The typed error for an error object that arrived inside a stream."""
     message, err_type, body_request_id = _fields_from_payload(payload)
-    message = message or f"error event in stream: {_snippet(json.dumps(payload))}"
+    message = message or f"error event in stream: {snippet(json.dumps(payload))}"
     status = _status_for_error_type(err_type)
     cls = _class_for_status(status, message) if status else KimiAPIError
     return cls(

@@ -78,6 +78,7 @@ class Capabilities:
     sampling_on_wire: bool
     """Only the Chat Completions schema names `temperature` / `top_p`."""
     max_tools: int = 128
+    """Chat Completions documents `maxItems: 128`; the same limit is applied on both protocols."""
     max_tokens_limit: int = CONTEXT_WINDOW
     fixed_temperature: float = 1.0
     fixed_top_p: float = 0.95

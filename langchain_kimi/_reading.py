@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 
 import httpx
 
-from langchain_kimi._retry import READ_FAILURES, ReadFailure
+from langchain_kimi._http_replies import READ_FAILURES, ReadFailure
 from langchain_kimi._sse import Event, EventParser
 
 

@@ -1,7 +1,8 @@
 """Resolve ChatKimi's fields plus one call's kwargs into a validated `RequestOptions`.
 
-Everything that can be refused is refused here (or in the adapter's `build_request`), before
-any network call, with a `ValueError` that says what to change.
+Every refusal that depends on the model x protocol lives here, driven by the capability table
+(`_profiles.py`), before any network call, with a `ValueError` that says what to change. The
+adapters' `build_request` only rejects shapes its wire cannot express.
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ _KNOWN_CALL_KWARGS = frozenset(
         "stream",
     }
 )
+
+
+_CONSTRUCTOR_CALLER = 6
+"""`stacklevel` naming the code that constructed ChatKimi: the check, `resolve_options`,
+`ChatKimi._settle`, pydantic's validator call and `BaseModel.__init__` lie in between."""
 
 
 @dataclass(frozen=True)
@@ -146,12 +152,16 @@ def _check_sampling(name: str, value: object, fixed: float, caps: Capabilities) 
         warnings.warn(
             f"{caps.model} ignores {name} (fixed at {fixed} by the service); {value} has no effect",
             UserWarning,
-            stacklevel=6,
+            stacklevel=_CONSTRUCTOR_CALLER,
         )
     return float(value) if caps.sampling_on_wire else None
 
 
 def _check_tools(specs: tuple[ToolSpec, ...], caps: Capabilities) -> None:
+    if len(specs) > caps.max_tools:
+        # Documented for every model on both protocols, so unknown models are held to it too.
+        msg = f"at most {caps.max_tools} tools may be bound; got {len(specs)}"
+        raise ValueError(msg)
     if caps.known and not caps.web_search and any(isinstance(s, WebSearchToolSpec) for s in specs):
         msg = (
             f"built-in web search is not available for {caps.model} on the {caps.protocol} "
@@ -205,7 +215,7 @@ def _warn_parallel(value: object) -> None:
             "parallel_tool_calls=False has no documented field on either Kimi protocol and is "
             "not sent; the model may still return several tool calls",
             UserWarning,
-            stacklevel=6,
+            stacklevel=_CONSTRUCTOR_CALLER,
         )
 
 

@@ -24,9 +24,6 @@ from langchain_kimi._options import (
     WebSearchToolSpec,
 )
 
-MAX_TOOLS = 128
-"""Chat Completions documents `maxItems: 128`; the same limit is applied on both protocols."""
-
 ToolLike = dict[str, Any] | type | Callable[..., Any] | BaseTool | str
 _ANTHROPIC_WEB_SEARCH_PREFIX = "web_search_"
 
@@ -102,9 +99,6 @@ def to_tool_spec(tool: ToolLike, *, strict: bool | None = None) -> ToolSpec:
 
 
 def to_tool_specs(tools: Sequence[ToolLike], *, strict: bool | None = None) -> tuple[ToolSpec, ...]:
-    if len(tools) > MAX_TOOLS:
-        msg = f"at most {MAX_TOOLS} tools may be bound; got {len(tools)}"
-        raise ValueError(msg)
     specs: list[ToolSpec] = []
     by_name: dict[str, FunctionToolSpec] = {}
     for tool in tools:

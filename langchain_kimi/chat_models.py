@@ -30,31 +30,24 @@ from pydantic import (
     model_validator,
 )
 
+from langchain_kimi._contract import PROVIDER
+from langchain_kimi._http_config import check_max_retries
 from langchain_kimi._profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._resolve import ModelDefaults, resolve_options
 from langchain_kimi._rounds import InvokePlan, StreamPlan, token_text
 from langchain_kimi._token_estimate import estimate_message_tokens, estimate_text_tokens
 from langchain_kimi._tools import ToolLike, spec_to_bindable, to_tool_specs
 from langchain_kimi._transport import Transport, TransportConfig
-from langchain_kimi.protocols import ProtocolAdapter
+from langchain_kimi.protocols import ProtocolAdapter, adapter
 
 DEFAULT_BASE_URL = "https://direct.evolink.ai"
 DOCUMENTED_FALLBACK_URL = "https://api.evolink.ai"
 DEFAULT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
-_TRANSPORT_LOCK = threading.Lock()
 """Long reasoning replies at effort `max` can take many minutes; every wait is still bounded."""
+_TRANSPORT_LOCK = threading.Lock()
+"""Guards the lazy creation of a model's transport (threads sharing one model share one pool)."""
 
 _UNSET_FALLBACK = "<documented fallback>"
-
-
-def _adapter(protocol: Protocol) -> ProtocolAdapter:
-    if protocol == "anthropic":
-        from langchain_kimi.protocols import anthropic_messages
-
-        return anthropic_messages.ADAPTER
-    from langchain_kimi.protocols import openai_chat
-
-    return openai_chat.ADAPTER
 
 
 class ChatKimi(BaseChatModel):
@@ -150,10 +143,7 @@ class ChatKimi(BaseChatModel):
     @field_validator("max_retries")
     @classmethod
     def _check_retries(cls, value: int) -> int:
-        if value < 0:
-            msg = "max_retries must be >= 0"
-            raise ValueError(msg)
-        return value
+        return check_max_retries(value)
 
     @field_validator("max_builtin_rounds")
     @classmethod
@@ -221,7 +211,7 @@ class ChatKimi(BaseChatModel):
 
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
         params = LangSmithParams(
-            ls_provider="kimi",
+            ls_provider=PROVIDER,
             ls_model_name=str(kwargs.get("model") or self.model),
             ls_model_type="chat",
         )
@@ -339,10 +329,10 @@ class ChatKimi(BaseChatModel):
             msg = "ChatKimi needs at least one message"
             raise ValueError(msg)
         options = resolve_options(self._defaults(), stop, kwargs, stream=stream)
-        adapter = _adapter(self.protocol)
-        body = adapter.build_request(messages, options)
+        protocol = adapter(self.protocol)
+        body = protocol.build_request(messages, options)
         self._transport()  # the missing-key error comes before anything is sent
-        return adapter, options, body
+        return protocol, options, body
 
     def _invoke_plan(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
@@ -484,7 +474,7 @@ class ChatKimi(BaseChatModel):
     ) -> Runnable[LanguageModelInput, dict[str, Any] | Any]:
         """Structured output, native where documented (see `_structured` for the per-model
         x protocol choices and fallbacks)."""
-        # Imported on first use: its output parsers cost a third of this package's import time.
+        # Imported on first use: its output parsers cost a fifth of this package's import time.
         from langchain_kimi import _structured
 
         return _structured.build(

@@ -22,7 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from langchain_kimi import ChatKimi, KimiError
+from langchain_kimi import KimiError
+from tests.fake_gateway import FakeGateway
 from tests.sse_text import split_at
 
 pytestmark = pytest.mark.timeout(60)
@@ -57,17 +58,11 @@ def _run(
 ) -> tuple[str, KimiError | None]:
     """The streamed text, and the error the stream ended with (None when it completed)."""
 
-    def handler(_request: httpx.Request) -> httpx.Response:
+    def reply(_body: dict[str, Any], _path: str) -> httpx.Response:
         headers = {"content-type": "text/event-stream"}
         return httpx.Response(200, headers=headers, stream=Reads(pieces, reset=reset))
 
-    model = ChatKimi(
-        api_key="sk-fuzz-0000000000",
-        protocol=protocol,
-        max_retries=0,
-        fallback_base_url=None,
-        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
-    )
+    model = FakeGateway(reply).model(protocol, max_retries=0, fallback_base_url=None)
     text: list[str] = []
     try:
         for chunk in model.stream("hi"):

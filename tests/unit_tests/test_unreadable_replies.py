@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from langchain_kimi import ChatKimi, KimiAPIError, KimiError, KimiStreamError
+from tests.fake_gateway import FakeGateway, Reply
 
 KEY = "sk-echoed-" + "0123456789abcdef"
 SSE = {"content-type": "text/event-stream"}
@@ -43,23 +44,16 @@ MESSAGES_REPLY: dict[str, Any] = {
 }  # fmt: skip
 
 
-def _model(protocol: str, handler: Callable[[httpx.Request], httpx.Response]) -> ChatKimi:
-    mock = httpx.MockTransport(handler)
-    return ChatKimi(
-        api_key=KEY,
-        protocol=protocol,
-        max_retries=0,
-        http_client=httpx.Client(transport=mock),
-        http_async_client=httpx.AsyncClient(transport=mock),
-    )
+def _model(protocol: str, reply: Reply) -> ChatKimi:
+    return FakeGateway(reply).model(protocol, api_key=KEY, max_retries=0)
 
 
-def _json(body: Any, status: int = 200) -> Callable[[httpx.Request], httpx.Response]:
-    return lambda _request: httpx.Response(status, json=body)
+def _json(body: Any, status: int = 200) -> Reply:
+    return lambda _body, _path: httpx.Response(status, json=body)
 
 
-def _sse(raw: bytes) -> Callable[[httpx.Request], httpx.Response]:
-    return lambda _request: httpx.Response(200, headers=SSE, content=raw)
+def _sse(raw: bytes) -> Reply:
+    return lambda _body, _path: httpx.Response(200, headers=SSE, content=raw)
 
 
 def _chat_reply(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
@@ -249,15 +243,15 @@ async def test_an_unreadable_stream_event_names_the_field(case: str, mode: str) 
 # -- the key never leaves in an error ------------------------------------------------------------
 
 
-def _raise(exc: Exception) -> Callable[[httpx.Request], httpx.Response]:
-    def handler(_request: httpx.Request) -> httpx.Response:
+def _raise(exc: Exception) -> Reply:
+    def reply(_body: dict[str, Any], _path: str) -> Any:
         raise exc
 
-    return handler
+    return reply
 
 
 ECHO = f"the key {KEY} is not valid"
-KEY_PATHS: dict[str, tuple[str, str, Callable[[httpx.Request], httpx.Response]]] = {
+KEY_PATHS: dict[str, tuple[str, str, Reply]] = {
     "HTTP error, Messages shape": (
         "anthropic",
         "invoke",
@@ -268,7 +262,7 @@ KEY_PATHS: dict[str, tuple[str, str, Callable[[httpx.Request], httpx.Response]]]
         "invoke",
         _json({"error": {"message": ECHO, "type": KEY, "code": KEY}}, 500),
     ),
-    "HTTP error, not JSON": ("openai", "stream", lambda _r: httpx.Response(502, text=ECHO)),
+    "HTTP error, not JSON": ("openai", "stream", lambda _b, _p: httpx.Response(502, text=ECHO)),
     "200 with an error body": (
         "openai",
         "invoke",
@@ -310,8 +304,8 @@ KEY_PATHS: dict[str, tuple[str, str, Callable[[httpx.Request], httpx.Response]]]
 
 @pytest.mark.parametrize("case", KEY_PATHS)
 async def test_no_error_carries_the_key(case: str, mode: str) -> None:
-    protocol, how, handler = KEY_PATHS[case]
-    model = _model(protocol, handler)
+    protocol, how, reply = KEY_PATHS[case]
+    model = _model(protocol, reply)
     call = _invoke if how == "invoke" else _stream
     with pytest.raises(KimiError) as info:
         await call(model, mode)

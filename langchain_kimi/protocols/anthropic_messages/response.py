@@ -9,7 +9,14 @@ from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
 from langchain_core.messages.ai import InputTokenDetails, OutputTokenDetails, UsageMetadata
 from langchain_core.messages.tool import invalid_tool_call, tool_call
 
-from langchain_kimi.protocols.anthropic_messages._blocks import THINKING_TYPES, thinking_text
+from langchain_kimi._contract import (
+    ANTHROPIC_BLOCKS,
+    PROVIDER,
+    REASONING,
+    THINKING_BLOCKS,
+    content_text,
+)
+from langchain_kimi.protocols.anthropic_messages.content import THINKING_TYPES, thinking_text
 
 _FINISH_REASONS = {
     "end_turn": "stop",
@@ -73,7 +80,7 @@ def usage_from_anthropic(usage: dict[str, Any]) -> UsageMetadata:
 
 def message_metadata(message_id: Any, model: Any) -> dict[str, Any]:
     """The response_metadata known when the reply starts."""
-    meta: dict[str, Any] = {"model_provider": "kimi", "protocol": "anthropic"}
+    meta: dict[str, Any] = {"model_provider": PROVIDER, "protocol": "anthropic"}
     if message_id is not None:
         meta["id"] = message_id
     if model is not None:
@@ -100,7 +107,7 @@ def finish_metadata(
     return meta
 
 
-def tool_calls_from_blocks(
+def parse_tool_calls(
     blocks: list[dict[str, Any]],
 ) -> tuple[list[ToolCall], list[InvalidToolCall]]:
     """Client `tool_use` blocks -> tool calls; server blocks never become tool calls."""
@@ -132,17 +139,17 @@ def parse_response(body: dict[str, Any]) -> AIMessage:
     if isinstance(content, str):  # the text itself instead of a list of blocks: it is the answer
         content = [{"type": "text", "text": content}]
     blocks = [b for b in content if isinstance(b, dict)]
-    text = "".join(str(b.get("text") or "") for b in blocks if b.get("type") == "text")
+    text = content_text(blocks)
     additional: dict[str, Any] = {}
     reasoning = thinking_text(blocks)
     if reasoning:
-        additional["reasoning_content"] = reasoning
+        additional[REASONING] = reasoning
     thinking = [b for b in blocks if b.get("type") in THINKING_TYPES]
     if thinking:
-        additional["thinking_blocks"] = thinking
+        additional[THINKING_BLOCKS] = thinking
     if blocks:
-        additional["anthropic_blocks"] = blocks
-    calls, invalid = tool_calls_from_blocks(blocks)
+        additional[ANTHROPIC_BLOCKS] = blocks
+    calls, invalid = parse_tool_calls(blocks)
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else None
     metadata = message_metadata(body.get("id"), body.get("model"))
     metadata.update(finish_metadata(body.get("stop_reason"), body.get("stop_sequence"), usage))

@@ -7,12 +7,12 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
 from langchain_core.messages.ai import InputTokenDetails, OutputTokenDetails, UsageMetadata
+from langchain_core.messages.tool import invalid_tool_call, tool_call
 
+from langchain_kimi._contract import PROVIDER, RAW_TOOL_CALLS, REASONING
 from langchain_kimi._errors import KimiAPIError
 
-PROVIDER = "kimi"
 PROTOCOL = "openai"
-BUILTIN = "builtin_function"
 
 # The schema documents stop / length / tool_calls, already the common vocabulary; OpenAI-style
 # services may also say `content_filter`.
@@ -86,7 +86,27 @@ def raw_assistant_message(body: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def split_tool_calls(
+def message_metadata(header: dict[str, Any]) -> dict[str, Any]:
+    """The response_metadata known when the reply starts (a body, or a stream's first chunk)."""
+    meta: dict[str, Any] = {
+        "id": header.get("id"),
+        "model_name": header.get("model"),
+        "model_provider": PROVIDER,
+        "protocol": PROTOCOL,
+    }
+    if header.get("created") is not None:
+        meta["created"] = header["created"]
+    return meta
+
+
+def finish_metadata(raw_finish: str | None) -> dict[str, Any]:
+    """The response_metadata known when the reply ends."""
+    if raw_finish is None:
+        return {}
+    return {"finish_reason": normalize_finish_reason(raw_finish), "raw_finish_reason": raw_finish}
+
+
+def parse_tool_calls(
     raw_calls: list[dict[str, Any]],
 ) -> tuple[list[ToolCall], list[InvalidToolCall]]:
     """Client calls (type `function` or no type) -> valid / invalid; builtin calls are skipped."""
@@ -101,29 +121,13 @@ def split_tool_calls(
         text = arguments if isinstance(arguments, str) else ""
         try:
             args = json.loads(text) if text.strip() else {}
+            error = None if isinstance(args, dict) else "arguments are not a JSON object"
         except ValueError as exc:
-            invalid.append(
-                InvalidToolCall(
-                    type="invalid_tool_call",
-                    id=call.get("id"),
-                    name=name,
-                    args=text,
-                    error=f"arguments are not valid JSON: {exc}",
-                )
-            )
-            continue
-        if isinstance(args, dict):
-            valid.append(ToolCall(type="tool_call", id=call.get("id"), name=name or "", args=args))
+            error = f"arguments are not valid JSON: {exc}"
+        if error is None:
+            valid.append(tool_call(name=name or "", args=args, id=call.get("id")))
         else:
-            invalid.append(
-                InvalidToolCall(
-                    type="invalid_tool_call",
-                    id=call.get("id"),
-                    name=name,
-                    args=text,
-                    error="arguments are not a JSON object",
-                )
-            )
+            invalid.append(invalid_tool_call(name=name, args=text, id=call.get("id"), error=error))
     return valid, invalid
 
 
@@ -139,23 +143,13 @@ def parse_response(body: dict[str, Any]) -> AIMessage:
     additional_kwargs: dict[str, Any] = {}
     reasoning = message.get("reasoning_content")
     if reasoning:
-        additional_kwargs["reasoning_content"] = reasoning
+        additional_kwargs[REASONING] = reasoning
     raw_calls = [strip_index(c) for c in message.get("tool_calls") or []]
-    tool_calls, invalid_tool_calls = split_tool_calls(raw_calls)
+    tool_calls, invalid_tool_calls = parse_tool_calls(raw_calls)
     if tool_calls or invalid_tool_calls:
-        additional_kwargs["tool_calls"] = raw_calls
-    response_metadata: dict[str, Any] = {
-        "id": body.get("id"),
-        "model_name": body.get("model"),
-        "model_provider": PROVIDER,
-        "protocol": PROTOCOL,
-    }
-    raw_finish = choice.get("finish_reason")
-    if raw_finish is not None:
-        response_metadata["finish_reason"] = normalize_finish_reason(raw_finish)
-        response_metadata["raw_finish_reason"] = raw_finish
-    if body.get("created") is not None:
-        response_metadata["created"] = body["created"]
+        additional_kwargs[RAW_TOOL_CALLS] = raw_calls
+    response_metadata = message_metadata(body)
+    response_metadata.update(finish_metadata(choice.get("finish_reason")))
     usage = raw_usage(body)
     result = AIMessage(
         content=message.get("content") or "",
@@ -169,5 +163,5 @@ def parse_response(body: dict[str, Any]) -> AIMessage:
     if raw_calls and not (tool_calls or invalid_tool_calls):
         # Only builtin calls: langchain-core would parse `additional_kwargs["tool_calls"]` into
         # tool_calls when none are given, turning `$web_search` into a client call. Set after.
-        result.additional_kwargs["tool_calls"] = raw_calls
+        result.additional_kwargs[RAW_TOOL_CALLS] = raw_calls
     return result

@@ -14,6 +14,13 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
+from langchain_kimi._contract import (
+    ANTHROPIC_BLOCKS,
+    REASONING,
+    THINKING_BLOCKS,
+    content_text,
+    raw_unchanged,
+)
 from langchain_kimi._profiles import Capabilities
 
 Block = dict[str, Any]
@@ -32,19 +39,6 @@ _VIDEO_TYPES = frozenset({"video", "video_url", "input_video"})
 
 def _clean(block: Block) -> Block:
     return {k: v for k, v in block.items() if k not in _LOCAL_KEYS}
-
-
-def message_text(content: str | list[Any]) -> str:
-    """The text of a message: a string, or its text parts joined (reasoning etc. excluded)."""
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for part in content:
-        if isinstance(part, str):
-            parts.append(part)
-        elif isinstance(part, dict) and part.get("type") == "text":
-            parts.append(str(part.get("text") or ""))
-    return "".join(parts)
 
 
 def thinking_text(blocks: Iterable[Block]) -> str:
@@ -130,7 +124,7 @@ def _reject_video() -> None:
 # --- user content ------------------------------------------------------------------------
 
 
-def user_blocks(content: str | list[Any], caps: Capabilities) -> list[Block]:
+def user_content(content: str | list[Any], caps: Capabilities) -> list[Block]:
     """Content blocks of one Human message (empty text dropped: the API rejects empty blocks)."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
@@ -159,7 +153,7 @@ def user_blocks(content: str | list[Any], caps: Capabilities) -> list[Block]:
     return blocks
 
 
-def tool_result_block(message: ToolMessage, caps: Capabilities) -> Block:
+def tool_result(message: ToolMessage, caps: Capabilities) -> Block:
     """A `tool_result` block; list content is kept as blocks only where the row allows it."""
     content = message.content
     payload: str | list[Block]
@@ -215,11 +209,13 @@ def _invalid_tool_uses(message: AIMessage, skip: Collection[Any] = ()) -> list[B
 
 
 def _is_unchanged(message: AIMessage, stored: list[Any]) -> bool:
-    """Whether `stored` (anthropic_blocks) still says what the message's current fields say."""
+    """Whether `stored` (anthropic_blocks) still says what the message's current fields say:
+    the contract's rule for text and reasoning, and the same tool calls."""
     if not all(isinstance(b, dict) for b in stored):
         return False
-    texts = "".join(str(b.get("text") or "") for b in stored if b.get("type") == "text")
-    if texts != message_text(message.content):
+    if not raw_unchanged(
+        message, raw_text=content_text(stored), raw_reasoning=thinking_text(stored)
+    ):
         return False
     uses = [b for b in stored if b.get("type") == "tool_use"]
     calls = [
@@ -231,16 +227,13 @@ def _is_unchanged(message: AIMessage, stored: list[Any]) -> bool:
         return False
     # Non-object inputs were parsed into invalid_tool_calls (raw JSON kept there).
     bad_ids = [b.get("id") for b in uses if not isinstance(b.get("input"), dict)]
-    if bad_ids != [tc["id"] for tc in message.invalid_tool_calls]:
-        return False
-    kwargs = message.additional_kwargs
-    return "reasoning_content" not in kwargs or thinking_text(stored) == kwargs["reasoning_content"]
+    return bad_ids == [tc["id"] for tc in message.invalid_tool_calls]
 
 
 def _thinking_from_kwargs(message: AIMessage) -> list[Block]:
     kwargs = message.additional_kwargs
-    reasoning = kwargs.get("reasoning_content")
-    stored = kwargs.get("thinking_blocks")
+    reasoning = kwargs.get(REASONING)
+    stored = kwargs.get(THINKING_BLOCKS)
     if (
         isinstance(stored, list)
         and stored
@@ -326,9 +319,9 @@ def _from_content_list(message: AIMessage, content: list[Any]) -> list[Block]:
     return blocks
 
 
-def assistant_blocks(message: AIMessage, caps: Capabilities) -> list[Block]:
+def assistant_replay(message: AIMessage, caps: Capabilities) -> list[Block]:
     """The content blocks to send for an AIMessage (see docs/internals.md, "Replay")."""
-    stored = message.additional_kwargs.get("anthropic_blocks")
+    stored = message.additional_kwargs.get(ANTHROPIC_BLOCKS)
     if isinstance(stored, list) and stored and _is_unchanged(message, stored):
         has_server = any(b.get("type") in SERVER_BLOCK_TYPES for b in stored)
         if caps.server_tool_blocks or not has_server:
