@@ -139,7 +139,9 @@ def _check_cache_ttl(value: object, caps: Capabilities) -> str | None:
     return str(value)
 
 
-def _check_sampling(name: str, value: object, fixed: float, caps: Capabilities) -> float | None:
+def _check_sampling(
+    name: str, value: object, fixed: float, caps: Capabilities, *, warn: bool
+) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
@@ -148,7 +150,7 @@ def _check_sampling(name: str, value: object, fixed: float, caps: Capabilities) 
     if caps.known and caps.fixed_sampling and value != fixed:
         msg = f"{caps.model} only accepts {name}={fixed} (fixed by the model); got {value}"
         raise ValueError(msg)
-    if caps.known and not caps.fixed_sampling and value != fixed:
+    if warn and caps.known and not caps.fixed_sampling and value != fixed:
         warnings.warn(
             f"{caps.model} ignores {name} (fixed at {fixed} by the service); {value} has no effect",
             UserWarning,
@@ -225,8 +227,13 @@ def resolve_options(
     kwargs: Mapping[str, Any],
     *,
     stream: bool,
+    defaults_checked: bool = False,
 ) -> RequestOptions:
-    """Validate and combine; raises ValueError before anything is sent."""
+    """Validate and combine; raises ValueError before anything is sent.
+
+    `defaults_checked`: the model's own fields were resolved (and warned about) at construction,
+    so only the call's arguments may warn now: one warning per setting, not one per call.
+    """
     _check_unknown_kwargs(kwargs)
     caps = capabilities(str(kwargs.get("model") or defaults.model), defaults.protocol)
     specs = to_tool_specs(kwargs.get("tools") or (), strict=kwargs.get("strict"))
@@ -259,9 +266,14 @@ def resolve_options(
             _first_set(kwargs, "temperature", default=defaults.temperature),
             caps.fixed_temperature,
             caps,
+            warn=not defaults_checked or kwargs.get("temperature") is not None,
         ),
         top_p=_check_sampling(
-            "top_p", _first_set(kwargs, "top_p", default=defaults.top_p), caps.fixed_top_p, caps
+            "top_p",
+            _first_set(kwargs, "top_p", default=defaults.top_p),
+            caps.fixed_top_p,
+            caps,
+            warn=not defaults_checked or kwargs.get("top_p") is not None,
         ),
         tools=specs,
         tool_choice=resolve_tool_choice(kwargs.get("tool_choice"), specs) if specs else None,

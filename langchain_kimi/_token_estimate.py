@@ -22,7 +22,8 @@ ASCII_CHARS_PER_TOKEN = 4.0
 
 
 def estimate_text_tokens(text: str) -> int:
-    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    # Counted in C: encoding to ASCII with errors ignored keeps exactly the characters < 128.
+    ascii_chars = len(text) if text.isascii() else len(text.encode("ascii", "ignore"))
     other_chars = len(text) - ascii_chars
     return math.ceil(ascii_chars / ASCII_CHARS_PER_TOKEN) + other_chars
 

@@ -23,6 +23,7 @@ from typing import Any, cast
 import httpx
 
 from langchain_kimi._errors import KimiError
+from langchain_kimi._http_config import normalize_base_url
 from langchain_kimi._profiles import PROTOCOLS, Protocol, capabilities
 from langchain_kimi.chat_models import DEFAULT_BASE_URL, DOCUMENTED_FALLBACK_URL, ChatKimi
 
@@ -184,9 +185,19 @@ def _timed_stream(chat: ChatKimi, model: str, protocol: str) -> Call:
 # --------------------------------------------------------------------------- the whole check
 
 
+def base_url_in_use() -> str:
+    """The base URL ChatKimi would use: `EVOLINK_BASE_URL` (a trailing `/v1` dropped) or the
+    default. A URL ChatKimi refuses is returned as given: the calls then report the refusal."""
+    given = os.environ.get("EVOLINK_BASE_URL") or DEFAULT_BASE_URL
+    try:
+        return normalize_base_url(given, label="EVOLINK_BASE_URL", allow_insecure_http=False)
+    except ValueError:
+        return given
+
+
 def diagnose(models: Sequence[str], protocols: Sequence[Protocol]) -> Diagnosis:
     key_set = bool(os.environ.get("EVOLINK_API_KEY", "").strip())
-    base_url = os.environ.get("EVOLINK_BASE_URL") or DEFAULT_BASE_URL
+    base_url = base_url_in_use()
     reach = [check_reach("primary", base_url)]
     if base_url.rstrip("/") == DEFAULT_BASE_URL:
         reach.append(check_reach("fallback", DOCUMENTED_FALLBACK_URL))

@@ -247,6 +247,18 @@ def test_doctor_passes_on_the_faithful_gateway(
     assert code == 0
 
 
+def test_doctor_uses_the_base_url_chatkimi_uses_when_the_environment_ends_in_v1(
+    gateway: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Other EvoLink clients set EVOLINK_BASE_URL=.../v1; ChatKimi drops the /v1, so must the doctor.
+    monkeypatch.setenv("EVOLINK_BASE_URL", gateway + "/v1/")
+    code, report = _doctor(capsys)
+    assert report["base_url"] == gateway
+    assert [r["url"] for r in report["reach"]] == [gateway]
+    assert [c["ok"] for c in report["calls"]] == [True, True]
+    assert code == 0
+
+
 @pytest.mark.parametrize("gateway", [INJECTED], indirect=True)
 def test_doctor_fails_exactly_the_row_the_deviations_break(
     gateway: str, capsys: pytest.CaptureFixture[str]

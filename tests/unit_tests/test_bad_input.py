@@ -326,8 +326,9 @@ EXACT: dict[str, tuple[type[ValueError], str]] = {
     ),
     "negative max_retries": (ValidationError, "max_retries must be >= 0"),
     "zero max_builtin_rounds": (ValidationError, "max_builtin_rounds must be >= 1"),
+    # Refused at construction now (issue 12 item 3 / issue 16 item 5), not at the first call.
     "insecure http base url": (
-        ValueError,
+        ValidationError,
         "base_url 'http://gateway.example.com' uses plain http://, which would send the API key unencrypted. Use https://, or set allow_insecure_http=True if you really mean it.",
     ),
 }

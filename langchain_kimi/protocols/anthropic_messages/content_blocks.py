@@ -9,12 +9,11 @@ annotations.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages import content as types
-from langchain_core.messages.block_translators.anthropic import _convert_citation_to_v1
 
 from langchain_kimi._content_blocks import (
     REASONING_INDEX,
@@ -32,6 +31,27 @@ from langchain_kimi._contract import (
     reasoning_text,
 )
 from langchain_kimi.protocols.anthropic_messages.content import THINKING_TYPES, thinking_text
+
+
+def _core_citation_converter() -> Callable[[dict[str, Any]], types.Annotation] | None:
+    """langchain-core's (private) Anthropic citation converter, reused so citations match
+    ChatAnthropic's exactly. Should a release rename or move it, only citation translation
+    degrades (the raw citation is kept as a `non_standard_annotation`)."""
+    try:
+        from langchain_core.messages.block_translators import anthropic
+    except ImportError:  # the module moved
+        return None
+    converter = getattr(anthropic, "_convert_citation_to_v1", None)
+    return converter if callable(converter) else None
+
+
+_core_citation_to_v1 = _core_citation_converter()
+
+
+def _citation_to_v1(citation: dict[str, Any]) -> types.Annotation:
+    if _core_citation_to_v1 is None:
+        return {"type": "non_standard_annotation", "value": citation}
+    return _core_citation_to_v1(citation)
 
 
 def _thinking_block(block: dict[str, Any]) -> types.ContentBlock:
@@ -52,7 +72,7 @@ def _cited_text_block(raw: dict[str, Any]) -> types.TextContentBlock:
     block = text_block(str(raw.get("text", "")))
     citations = raw.get("citations")
     if isinstance(citations, list) and citations:
-        block["annotations"] = [_convert_citation_to_v1(c) for c in dicts(citations)]
+        block["annotations"] = [_citation_to_v1(c) for c in dicts(citations)]
     extras = {k: v for k, v in raw.items() if k not in ("type", "text", "citations")}
     if extras:
         block["extras"] = extras
