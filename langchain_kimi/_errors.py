@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core import exceptions as lc
@@ -71,6 +72,15 @@ class KimiError(lc.ModelError):
         if details:
             parts.append(f"({', '.join(details)})")
         return " ".join(parts)
+
+    def scrub(self, redact: Callable[[str], str]) -> None:
+        """Pass every text this error carries through `redact` (the call's guard removes the API
+        key with it: a gateway or proxy may echo the key in any of them)."""
+        self.message = redact(self.message)
+        self.error_type = redact(self.error_type) if self.error_type else self.error_type
+        self.request_id = redact(self.request_id) if self.request_id else self.request_id
+        self.body = redact(self.body) if self.body else self.body
+        self.args = (self._render(),)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Keyword-only __init__: rebuild explicitly so errors survive pickling (process pools);

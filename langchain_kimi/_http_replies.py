@@ -167,6 +167,7 @@ def settle_reply(
         return failure_from_status(status, text, headers, secret=secret)
     if read_error is not None:
         error = error_after_response(read_error, host, secret=secret, streaming=False)
+        error.body = redact(text, secret)[:2000] or None  # what arrived before the cut
     elif stream:
         error = error_from_non_stream_reply(status, text, headers, host, secret=secret)
     else:

@@ -8,6 +8,7 @@ protocol: they post, decode, ask the rounds for the follow-up, and finish the me
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -15,14 +16,20 @@ from typing import Any
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
-from langchain_kimi._errors import KimiError
+from langchain_kimi._errors import KimiAPIError, KimiError, KimiStreamError
+from langchain_kimi._http_replies import redact
 from langchain_kimi._options import RequestOptions
 from langchain_kimi._stop import StopStreamFilter, truncate_at_stop
 from langchain_kimi.protocols import ProtocolAdapter, StreamDecoder
 
+# What a parser raises on a reply of an unexpected shape (pydantic's ValidationError, raised by
+# LangChain's message classes, is a ValueError).
+_UNREADABLE = (KeyError, IndexError, TypeError, AttributeError, ValueError)
+
 
 class _Plan:
-    """What both plans share: the request so far and the protocol's rounds of this call."""
+    """What both plans share: the request so far, the protocol's rounds of this call, and the
+    guard every error of the call passes through."""
 
     def __init__(
         self,
@@ -31,9 +38,11 @@ class _Plan:
         body: dict[str, Any],
         *,
         max_builtin_rounds: int,
+        secret: str = "",
     ) -> None:
         self.adapter = adapter
         self.options = options
+        self._secret = secret
         self.pending: dict[str, Any] | None = body
         """The next body to post; None once the reply is complete."""
         self._rounds = adapter.new_rounds(options, max_builtin_rounds)
@@ -42,6 +51,50 @@ class _Plan:
     def _setup(self) -> None:
         """The subclass's own state."""
 
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        """Wraps each round (the drivers' I/O and the parsing): every error of the call passes
+        here, so this is where the API key is removed from all of them (HTTP error bodies,
+        error events, transport errors, unreadable replies alike)."""
+        try:
+            yield
+        except KimiError as error:
+            self._on_error(error)
+            error.scrub(lambda text: redact(text, self._secret))
+            raise
+
+    def _on_error(self, error: KimiError) -> None:
+        """The subclass's additions to an error (a stream keeps what arrived)."""
+
+    _unreadable_error: type[KimiError] = KimiAPIError
+
+    @contextmanager
+    def readable(
+        self, what: str, event: str | None, payload: Any, *, request_id: str | None = None
+    ) -> Iterator[None]:
+        """Around parsing a reply (`event` None) or a stream event: a parser failing on a shape
+        it did not expect raises the plan's typed error naming the field, with the payload as
+        its `body` — never a bare KeyError, TypeError, ... from deep inside a parser."""
+        try:
+            yield
+        except KimiError:
+            raise
+        except _UNREADABLE as exc:
+            text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+            if isinstance(payload, str):
+                try:
+                    payload = json.loads(payload)
+                except ValueError:
+                    payload = None
+            first_line = str(exc).partition("\n")[0]
+            problem = self.adapter.bad_field(event, payload) or f"{type(exc).__name__} {first_line}"
+            raise self._unreadable_error(
+                f"{what} could not be read: {problem}",
+                status_code=200,
+                request_id=request_id,
+                body=text[:2000],
+            ) from None
+
 
 class InvokePlan(_Plan):
     """Non-streaming call: post `pending`, hand each reply to `on_reply` until it is None."""
@@ -49,7 +102,14 @@ class InvokePlan(_Plan):
     def _setup(self) -> None:
         self._result: AIMessage | None = None
 
-    def on_reply(self, reply_body: dict[str, Any], base_url: str) -> None:
+    def on_reply(
+        self, reply_body: dict[str, Any], base_url: str, request_id: str | None = None
+    ) -> None:
+        """Take one reply (one that cannot be read is a `KimiAPIError` naming the field)."""
+        with self.readable("the reply", None, reply_body, request_id=request_id):
+            self._take_reply(reply_body, base_url)
+
+    def _take_reply(self, reply_body: dict[str, Any], base_url: str) -> None:
         assert self.pending is not None
         follow_up = self._rounds.follow_up(self.pending, reply_body)
         if follow_up is not None:
@@ -83,8 +143,10 @@ class StreamPlan(_Plan):
 
     The driver opens a stream for `pending`, calls `start_round`, then yields what `run_round`
     (or `arun_round`) makes of its events; `guard()` around each round attaches what already
-    arrived to a stream error.
+    arrived to a stream error (and removes the key from it, as for every error).
     """
+
+    _unreadable_error = KimiStreamError
 
     def _setup(self) -> None:
         stops = self.options.stop
@@ -105,6 +167,8 @@ class StreamPlan(_Plan):
         """Every chunk of one round's events (the sync driver's loop)."""
         for event, data in events:
             yield from self.feed(event, data)
+            if self.decoder.ended:
+                break  # what follows the end event (silence, a reset, junk) is never read
         yield from self.finish_round()
 
     async def arun_round(
@@ -114,14 +178,21 @@ class StreamPlan(_Plan):
         async for event, data in events:
             for generation in self.feed(event, data):
                 yield generation
+            if self.decoder.ended:
+                break
         for generation in self.finish_round():
             yield generation
 
     def feed(self, event: str, data: str) -> list[ChatGenerationChunk]:
-        return [self._emit(chunk) for chunk in self.decoder.feed(event, data)]
+        with self.readable(f"the {event!r} stream event", event, data):
+            return [self._emit(chunk) for chunk in self.decoder.feed(event, data)]
 
     def finish_round(self) -> list[ChatGenerationChunk]:
         """The round's last chunks; sets `pending` to the follow-up body or None."""
+        with self.readable("the end of the stream", "", ""):
+            return self._finish_round()
+
+    def _finish_round(self) -> list[ChatGenerationChunk]:
         generations = [self._emit(chunk) for chunk in self.decoder.finish()]
         assert self.pending is not None
         follow_up = self._rounds.follow_up(self.pending, self.decoder.reply())
@@ -132,17 +203,13 @@ class StreamPlan(_Plan):
             self.pending = None
         return generations
 
-    @contextmanager
-    def guard(self) -> Iterator[None]:
-        try:
-            yield
-        except KimiError as error:  # cut, timed out or an error event: keep what arrived
-            # Everything the caller saw, every round of the call (a decoder knows only its own),
-            # with what the earlier rounds add (an empty reply: the cut round adds nothing).
-            if error.partial is None and self._seen:
-                error.partial = _aggregate(self._seen)
-                self._rounds.final_chunk(error.partial, {})
-            raise
+    def _on_error(self, error: KimiError) -> None:
+        # Cut, timed out, unreadable or an error event: keep everything the caller saw, every
+        # round of the call (a decoder knows only its own), with what the earlier rounds add
+        # (an empty reply: the cut round adds nothing).
+        if error.partial is None and self._seen:
+            error.partial = _aggregate(self._seen)
+            self._rounds.final_chunk(error.partial, {})
 
     def _emit(self, chunk: AIMessageChunk) -> ChatGenerationChunk:
         chunk = self._shape(chunk)

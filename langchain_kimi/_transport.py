@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import httpx
-from httpx_sse import EventSource, ServerSentEvent
 from pydantic import SecretStr
 
 from langchain_kimi._errors import KimiError
@@ -40,7 +39,9 @@ from langchain_kimi._http_replies import (
     is_open_stream,
     settle_reply,
 )
+from langchain_kimi._reading import aiter_events, aread_body, iter_events, read_body
 from langchain_kimi._retry import Failure, RetryPlan
+from langchain_kimi._sse import Event
 from langchain_kimi._version import __version__
 
 # High enough for 100+ concurrent `ainvoke`s on one model instance.
@@ -91,9 +92,9 @@ def _host(base_url: str) -> str:
     return httpx.URL(base_url).host
 
 
-def _wanted(sse: ServerSentEvent) -> bool:
-    # httpx-sse names unnamed events "message"; an unnamed event without data is a keepalive
-    # (or a lone `id:`/`retry:` field), not a protocol event.
+def _wanted(sse: Event) -> bool:
+    # Unnamed events are named "message"; an unnamed event without data is a keepalive,
+    # not a protocol event.
     return bool(sse.data) or sse.event != "message"
 
 
@@ -106,18 +107,18 @@ class _Opened:
     """
 
     response: httpx.Response
-    events: Any  # the httpx-sse event iterator (sync or async)
-    first: ServerSentEvent | None
+    events: Any  # the `_reading` event iterator (sync or async)
+    first: Event | None
 
 
-def _first_wanted(events: Iterator[ServerSentEvent]) -> ServerSentEvent | None:
+def _first_wanted(events: Iterator[Event]) -> Event | None:
     for sse in events:
         if _wanted(sse):
             return sse
     return None
 
 
-async def _afirst_wanted(events: AsyncIterator[ServerSentEvent]) -> ServerSentEvent | None:
+async def _afirst_wanted(events: AsyncIterator[Event]) -> Event | None:
     async for sse in events:
         if _wanted(sse):
             return sse
@@ -184,6 +185,22 @@ class AsyncEventStream(_OpenStream):
                     yield sse.event, sse.data
         finally:
             await events.aclose()
+
+    async def drain(self) -> None:
+        """Read what is left of the body (after the end event, usually just the chunked-encoding
+        terminator) for at most `_DRAIN_SECONDS`, so the connection can go back to the pool.
+        What it holds, a late failure, or silence are ignored: the answer is complete."""
+        try:
+            async with asyncio.timeout(_DRAIN_SECONDS):
+                async for _ in self._events:
+                    pass
+        except (TimeoutError, *READ_FAILURES):
+            pass
+
+
+_DRAIN_SECONDS = 0.05
+"""Async streams only: a sync read cannot be bounded below the read timeout, so a sync stream's
+connection is closed right after the end event (never a wait for a silent server)."""
 
 
 async def _close_at_loop_shutdown(client: httpx.AsyncClient) -> AsyncGenerator[None, None]:
@@ -337,11 +354,11 @@ class Transport:
         self,
         response: httpx.Response,
         base: str,
+        text: str,
         read_error: ReadFailure | None,
         *,
         stream: bool,
     ) -> JsonReply | Failure:
-        text = "" if read_error is not None else response.text
         settled = settle_reply(
             response.status_code,
             response.headers,
@@ -370,7 +387,7 @@ class Transport:
                 self._unreadable(exc, base, stream=stream), retryable=False, fallback=False
             )
         if stream and is_open_stream(response.status_code, response.headers):
-            events = EventSource(response).iter_sse()
+            events = iter_events(response, self._config.timeout.read)
             try:
                 return _Opened(response, events, _first_wanted(events))
             except httpx.TransportError as exc:
@@ -382,14 +399,11 @@ class Transport:
                 raise
             response.close()
             return failure
-        read_error = None
         try:
-            response.read()
-        except READ_FAILURES as exc:
-            read_error = exc
+            text, read_error = read_body(response, self._config.timeout.read)
         finally:
             response.close()
-        return self._attempt_done(response, base, read_error, stream=stream)
+        return self._attempt_done(response, base, text, read_error, stream=stream)
 
     def _run(
         self, path: str, body: dict[str, Any], *, stream: bool
@@ -441,7 +455,7 @@ class Transport:
                 self._unreadable(exc, base, stream=stream), retryable=False, fallback=False
             )
         if stream and is_open_stream(response.status_code, response.headers):
-            events = EventSource(response).aiter_sse()
+            events = aiter_events(response, self._config.timeout.read)
             try:
                 return _Opened(response, events, await _afirst_wanted(events))
             except httpx.TransportError as exc:
@@ -453,14 +467,11 @@ class Transport:
                 raise
             await response.aclose()
             return failure
-        read_error = None
         try:
-            await response.aread()
-        except READ_FAILURES as exc:
-            read_error = exc
+            text, read_error = await aread_body(response, self._config.timeout.read)
         finally:
             await response.aclose()
-        return self._attempt_done(response, base, read_error, stream=stream)
+        return self._attempt_done(response, base, text, read_error, stream=stream)
 
     async def _arun(
         self, path: str, body: dict[str, Any], *, stream: bool
@@ -496,7 +507,9 @@ class Transport:
     ) -> AsyncIterator[AsyncEventStream]:
         opened, base = await self._arun(path, body, stream=True)
         assert isinstance(opened, _Opened)
+        events = AsyncEventStream(opened, base, secret=self._secret)
         try:
-            yield AsyncEventStream(opened, base, secret=self._secret)
+            yield events
+            await events.drain()  # the caller is done with the events (not failed, not cancelled)
         finally:
             await opened.response.aclose()

@@ -389,13 +389,20 @@ class ChatKimi(BaseChatModel):
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
     ) -> InvokePlan:
         adapter, options, body = self._prepare(messages, stop, kwargs, stream=False)
-        return InvokePlan(adapter, options, body, max_builtin_rounds=self.max_builtin_rounds)
+        return InvokePlan(
+            adapter, options, body, max_builtin_rounds=self.max_builtin_rounds, secret=self._key()
+        )
 
     def _stream_plan(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
     ) -> StreamPlan:
         adapter, options, body = self._prepare(messages, stop, kwargs, stream=True)
-        return StreamPlan(adapter, options, body, max_builtin_rounds=self.max_builtin_rounds)
+        return StreamPlan(
+            adapter, options, body, max_builtin_rounds=self.max_builtin_rounds, secret=self._key()
+        )
+
+    def _key(self) -> str:
+        return self.api_key.get_secret_value() if self.api_key is not None else ""
 
     def _generate(
         self,
@@ -407,8 +414,9 @@ class ChatKimi(BaseChatModel):
         plan = self._invoke_plan(messages, stop, kwargs)
         transport = self._transport()
         while plan.pending is not None:
-            reply = transport.post_json(plan.adapter.path, plan.pending)
-            plan.on_reply(reply.body, reply.base_url)
+            with plan.guard():
+                reply = transport.post_json(plan.adapter.path, plan.pending)
+                plan.on_reply(reply.body, reply.base_url, reply.request_id)
         return plan.result()
 
     async def _agenerate(
@@ -421,8 +429,9 @@ class ChatKimi(BaseChatModel):
         plan = self._invoke_plan(messages, stop, kwargs)
         transport = self._transport()
         while plan.pending is not None:
-            reply = await transport.apost_json(plan.adapter.path, plan.pending)
-            plan.on_reply(reply.body, reply.base_url)
+            with plan.guard():
+                reply = await transport.apost_json(plan.adapter.path, plan.pending)
+                plan.on_reply(reply.body, reply.base_url, reply.request_id)
         return plan.result()
 
     def _stream(

@@ -1,7 +1,8 @@
 """The one fake gateway of the unit tests: ChatKimi with an `httpx.MockTransport` instead of HTTP.
 
 `FakeGateway` records every request (JSON body and path) and answers each with `reply(body,
-path)` — by default the smallest valid reply of the protocol the path names ("ok"). `offline`
+path)` — by default the smallest valid reply of the protocol the path names ("ok"); a `reply`
+may also return any `httpx.Response` (an error status, raw SSE bytes) or raise (a transport error). `offline`
 builds a ChatKimi whose gateway fails the test if anything is sent (bad input must be refused
 before any I/O). Both give sync and async clients, so every call style goes through them. The
 conftest fixtures `gateway` and `offline_model` hand them out.
@@ -22,7 +23,8 @@ PLACEHOLDER_KEY = "test-key-not-real"
 K31 = "kimi-k3.1-pro"
 
 Reply = Callable[[dict[str, Any], str], Any]
-"""`(request body, URL path) -> reply`: a dict (sent as JSON) or a str (sent as an SSE body)."""
+"""`(request body, URL path) -> reply`: a dict (sent as JSON), a str (sent as an SSE body), or an
+`httpx.Response` (sent as it is)."""
 
 
 def minimal_reply(body: dict[str, Any], path: str) -> dict[str, Any]:
@@ -65,6 +67,8 @@ class FakeGateway:
         self.bodies.append(body)
         self.paths.append(request.url.path)
         answer = self.reply(body, request.url.path)
+        if isinstance(answer, httpx.Response):
+            return answer
         if isinstance(answer, str):
             return httpx.Response(200, text=answer, headers={"content-type": "text/event-stream"})
         return httpx.Response(200, json=answer)

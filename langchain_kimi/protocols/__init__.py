@@ -11,6 +11,8 @@ other):
 - ``response.py``: ``parse_response(body) -> AIMessage`` for a non-streaming reply.
 - ``stream.py``: ``StreamDecoder`` (a `JsonEventDecoder`), SSE events -> `AIMessageChunk`s.
 - ``content_blocks.py``: its half of the ``"kimi"`` standard-block translator.
+- ``shapes.py``: the documented shapes of its replies and events, naming the field of a reply
+  the parser could not read (``bad_field``).
 - ``rounds`` (the adapter's `new_rounds`): when one call takes several requests.
 """
 
@@ -38,8 +40,8 @@ class StreamDecoder(Protocol):
 
     @property
     def ended(self) -> bool:
-        """Whether the protocol's end event arrived (the reply is complete; later events are
-        ignored). The plans still read until the stream closes."""
+        """Whether the protocol's end event arrived: the reply is complete, nothing after it
+        belongs to it (the stream plan stops reading there)."""
         ...
 
     def reply(self) -> dict[str, Any]:
@@ -113,6 +115,9 @@ class ProtocolAdapter:
     """Standard content blocks of a complete message from this protocol."""
     chunk_blocks: Callable[[AIMessageChunk], Iterator[types.ContentBlock]]
     """Standard blocks for the raw data a streamed chunk of this protocol carries."""
+    bad_field: Callable[[str | None, Any], str | None]
+    """Names the field of a reply (event None) or stream event payload the parser could not
+    read; only asked after a parser failed (the plan's guard, `_rounds`)."""
 
 
 def adapter(protocol: str) -> ProtocolAdapter:

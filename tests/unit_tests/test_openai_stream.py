@@ -1,7 +1,7 @@
 """StreamDecoder for Chat Completions SSE: aggregation equals parse_response, usage once, errors.
 
-`sse_events` is a deliberately tiny SSE parser for tests (the transport uses httpx-sse); the
-corpus and web-search tests import it from here.
+`sse_events` is a deliberately tiny SSE parser for tests (the transport uses
+`langchain_kimi._sse`); the corpus and web-search tests import it from here.
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -23,6 +22,7 @@ from pydantic import SecretStr
 
 from langchain_kimi._errors import KimiConnectionError, KimiError, KimiStreamError, KimiTimeoutError
 from langchain_kimi._transport import JsonReply, Transport, TransportConfig
+from tests.loopback import LoopbackServer, QuietHandler, running
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 
@@ -30,12 +30,8 @@ KEY = "sk-test-SECRET-loop"
 FIRST = b'event: message_start\ndata: {"type":"message_start"}\n\n'
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(QuietHandler):
     server: Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
@@ -69,33 +65,18 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 512
-
+class Server(LoopbackServer):
     def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), Handler)
+        super().__init__(Handler)
         self.lock = threading.Lock()
         self.connections: set[tuple[str, int]] = set()
         self.auth: set[str] = set()
-        self.release = threading.Event()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
 
 
 @pytest.fixture
 def server() -> Iterator[Server]:
-    srv = Server()
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running(Server()) as srv:
         yield srv
-    finally:
-        srv.release.set()
-        srv.shutdown()
-        srv.server_close()
 
 
 def make(base: str, *, fallback: str | None = None, read: float = 5.0) -> Transport:

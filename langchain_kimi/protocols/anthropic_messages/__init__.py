@@ -10,6 +10,7 @@ from langchain_kimi.protocols.anthropic_messages.response import (
     parse_response,
     usage_from_anthropic,
 )
+from langchain_kimi.protocols.anthropic_messages.shapes import bad_field
 from langchain_kimi.protocols.anthropic_messages.stream import StreamDecoder
 
 
@@ -26,6 +27,7 @@ ADAPTER = ProtocolAdapter(
     new_rounds=_new_rounds,
     message_blocks=content_blocks.message_blocks,
     chunk_blocks=content_blocks.chunk_blocks,
+    bad_field=bad_field,
 )
 
 __all__ = ["ADAPTER", "StreamDecoder", "build_request", "parse_response", "usage_from_anthropic"]

@@ -144,7 +144,10 @@ def parse_tool_calls(
 
 def parse_response(body: dict[str, Any]) -> AIMessage:
     """A non-streaming Messages reply as an `AIMessage`."""
-    blocks = [b for b in body.get("content") or [] if isinstance(b, dict)]
+    content = body.get("content") or []
+    if isinstance(content, str):  # the text itself instead of a list of blocks: it is the answer
+        content = [{"type": "text", "text": content}]
+    blocks = [b for b in content if isinstance(b, dict)]
     text = content_text(blocks)
     additional: dict[str, Any] = {}
     reasoning = thinking_text(blocks)

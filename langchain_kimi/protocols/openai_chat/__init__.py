@@ -6,6 +6,7 @@ from langchain_kimi.protocols import ProtocolAdapter
 from langchain_kimi.protocols.openai_chat import content_blocks
 from langchain_kimi.protocols.openai_chat.request import build_request
 from langchain_kimi.protocols.openai_chat.response import parse_response, usage_from_openai
+from langchain_kimi.protocols.openai_chat.shapes import bad_field
 from langchain_kimi.protocols.openai_chat.stream import StreamDecoder
 from langchain_kimi.protocols.openai_chat.web_search import new_rounds
 
@@ -17,6 +18,7 @@ ADAPTER = ProtocolAdapter(
     new_rounds=new_rounds,
     message_blocks=content_blocks.message_blocks,
     chunk_blocks=content_blocks.chunk_blocks,
+    bad_field=bad_field,
 )
 
 __all__ = ["ADAPTER", "StreamDecoder", "build_request", "parse_response", "usage_from_openai"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessageChunk
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import ToolCallChunk
 
 from langchain_kimi._contract import PROVIDER, RAW_TOOL_CALLS, REASONING, TOKEN_USAGE
@@ -65,6 +66,7 @@ class StreamDecoder(JsonEventDecoder):
         self._reasoning: list[str] = []
         self._calls: dict[int, _CallState] = {}
         self._usage: dict[str, Any] | None = None
+        self._usage_metadata: UsageMetadata | None = None
         self._raw_finish: str | None = None
         self._id: str | None = None
         self._head: dict[str, Any] | None = None
@@ -124,6 +126,9 @@ class StreamDecoder(JsonEventDecoder):
         choice: dict[str, Any] = choices[0] if choices and isinstance(choices[0], dict) else {}
         # Moonshot-style services report usage inside the choice of the finish chunk.
         self._usage = merge_usage(self._usage, choice.get("usage"))
+        if self._usage is not None and (payload.get("usage") or choice.get("usage")):
+            # Read when it arrives, so a malformed count fails on the event that carried it.
+            self._usage_metadata = usage_from_openai(self._usage, model=self._head.get("model"))
         if choice.get("finish_reason"):
             self._raw_finish = choice["finish_reason"]
         delta: dict[str, Any] = choice.get("delta") or {}
@@ -216,10 +221,6 @@ class StreamDecoder(JsonEventDecoder):
             additional_kwargs=additional_kwargs,
             tool_call_chunks=tool_chunks,
             response_metadata=response_metadata,
-            usage_metadata=(
-                usage_from_openai(self._usage, model=(self._head or {}).get("model"))
-                if self._usage
-                else None
-            ),
+            usage_metadata=self._usage_metadata,
             chunk_position=None if builtin_round else "last",
         )
