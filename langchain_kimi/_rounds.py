@@ -154,14 +154,16 @@ class StreamPlan(_Plan):
             StopStreamFilter(stops) if stops and not self.options.native_stop else None
         )
         self._base_url = ""
+        self._request_id: str | None = None
         self._base_url_sent = False
         self._seen: list[AIMessageChunk] = []
         """Every chunk the caller has seen, in order: the one record of it."""
         self.decoder: StreamDecoder = self._rounds.new_decoder()
 
-    def start_round(self, base_url: str) -> None:
+    def start_round(self, base_url: str, request_id: str | None = None) -> None:
         self.decoder = self._rounds.new_decoder()
         self._base_url = base_url
+        self._request_id = request_id
 
     def run_round(self, events: Iterable[tuple[str, str]]) -> Iterator[ChatGenerationChunk]:
         """Every chunk of one round's events (the sync driver's loop)."""
@@ -210,6 +212,10 @@ class StreamPlan(_Plan):
         if error.partial is None and self._seen:
             error.partial = _aggregate(self._seen)
             self._rounds.final_chunk(error.partial, {})
+        if error.request_id is None and self._request_id is not None:
+            # A failure after the 200 headers (a cut, an unreadable or error event) names the
+            # request the gateway answered (the guard re-renders the message after this hook).
+            error.request_id = self._request_id
 
     def _emit(self, chunk: AIMessageChunk) -> ChatGenerationChunk:
         chunk = self._shape(chunk)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
+import logging
 import threading
 import time
 import weakref
@@ -43,6 +45,8 @@ from langchain_kimi._reading import aiter_events, aread_body, iter_events, read_
 from langchain_kimi._retry import Failure, RetryPlan
 from langchain_kimi._sse import Event
 from langchain_kimi._version import __version__
+
+logger = logging.getLogger("langchain_kimi")
 
 # High enough for 100+ concurrent `ainvoke`s on one model instance.
 _LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)
@@ -159,6 +163,24 @@ class EventStream(_OpenStream):
             if _wanted(sse):
                 yield sse.event, sse.data
 
+    def drain_in_background(self) -> None:
+        """After the end event: read what is left of the body (usually just the chunked-encoding
+        terminator) on a daemon thread, then close it, so the connection goes back to the pool.
+
+        A sync read cannot be bounded below the read timeout, so the caller never waits for this;
+        the thread itself is bounded by the event deadline (a silent or trickling server) and by
+        `_DRAIN_EVENTS` (a server that keeps sending)."""
+        threading.Thread(target=self._drain, name="langchain-kimi-drain", daemon=True).start()
+
+    def _drain(self) -> None:
+        try:
+            for _ in itertools.islice(self._events, _DRAIN_EVENTS):
+                pass
+        except Exception as exc:  # nobody is left to tell: the answer was already complete
+            logger.debug("ignored after the end of a stream: %s", type(exc).__name__)
+        finally:
+            self._response.close()
+
 
 class AsyncEventStream(_OpenStream):
     """Async twin of `EventStream`."""
@@ -199,8 +221,9 @@ class AsyncEventStream(_OpenStream):
 
 
 _DRAIN_SECONDS = 0.05
-"""Async streams only: a sync read cannot be bounded below the read timeout, so a sync stream's
-connection is closed right after the end event (never a wait for a silent server)."""
+"""How long an async stream reads on after its end event (inline: an async read can be bounded)."""
+_DRAIN_EVENTS = 16
+"""How many stray events a sync stream's background drain reads before giving the connection up."""
 
 
 async def _close_at_loop_shutdown(client: httpx.AsyncClient) -> AsyncGenerator[None, None]:
@@ -435,10 +458,13 @@ class Transport:
     def _stream_events(self, path: str, body: dict[str, Any]) -> Iterator[EventStream]:
         opened, base = self._run(path, body, stream=True)
         assert isinstance(opened, _Opened)
+        events = EventStream(opened, base, secret=self._secret)
         try:
-            yield EventStream(opened, base, secret=self._secret)
-        finally:
+            yield events
+        except BaseException:  # failed, or the caller stopped early: the connection is not reused
             opened.response.close()
+            raise
+        events.drain_in_background()  # the caller is done with the events
 
     # -- async I/O (mirrors the sync loops) -------------------------------------------------------
 

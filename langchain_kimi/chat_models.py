@@ -446,7 +446,7 @@ class ChatKimi(BaseChatModel):
         transport = self._transport()
         while plan.pending is not None:
             with plan.guard(), transport.stream_events(plan.adapter.path, plan.pending) as events:
-                plan.start_round(events.base_url)
+                plan.start_round(events.base_url, events.request_id)
                 for generation in plan.run_round(events):
                     if not keep_usage:
                         _drop_usage(generation)
@@ -467,7 +467,7 @@ class ChatKimi(BaseChatModel):
         while plan.pending is not None:
             with plan.guard():
                 async with transport.astream_events(plan.adapter.path, plan.pending) as events:
-                    plan.start_round(events.base_url)
+                    plan.start_round(events.base_url, events.request_id)
                     async for generation in plan.arun_round(events):
                         if not keep_usage:
                             _drop_usage(generation)

@@ -317,9 +317,22 @@ class _Chunked(QuietHandler):
         self.wfile.write(b"0\r\n\r\n")
 
 
+def test_sync_streams_stopped_at_the_end_event_still_reuse_their_connection() -> None:
+    # The caller gets its answer at the end event; the rest of the body (the terminator) is read
+    # off the caller's thread, so the connection goes back to the pool for the next call.
+    _Chunked.ports = set()
+    with running(LoopbackServer(_Chunked)) as srv:
+        model = _model(srv, "openai")
+        for _ in range(3):
+            chunks = list(model.stream("hi"))
+            assert "".join(str(c.content) for c in chunks) == TEXT
+            time.sleep(0.2)  # room for the background read of the terminator (microseconds)
+    assert len(_Chunked.ports) == 1
+
+
 async def test_async_streams_stopped_at_the_end_event_still_reuse_their_connection() -> None:
     # Async streams read the rest of the body (the terminator) for a moment after the end event,
-    # so the connection goes back to the pool; sync streams close it (docs/errors.md).
+    # so the connection goes back to the pool.
     _Chunked.ports = set()
     with running(LoopbackServer(_Chunked)) as srv:
         model = _model(srv, "openai")
