@@ -22,7 +22,7 @@ from typing import IO, Any
 
 import httpx
 
-from benchmarks import environment, history, imports, measure, report
+from benchmarks import environment, history, imports, measure, report, scale
 from benchmarks.clients import CLIENTS, KIMI_ANTHROPIC, KIMI_OPENAI, build, parsed_chunks
 from benchmarks.floors import FloorChatModel, ParseFloorChatModel, raw_httpx_invoke
 from benchmarks.replies import replies_for
@@ -48,6 +48,16 @@ class Config:
     import_repeats: int = 11
     isolate: bool = True
     """History in a fresh interpreter per client, imports warmed up first (off: tiny only)."""
+    scale_levels: tuple[int, ...] = (100, 500, 2_000)
+    """Concurrent `ainvoke`s past the pool size: calls/s must not fall as this rises."""
+    scale_runs: int = 3
+    rate: float = 50.0
+    """The rate-limited gateway's requests/s (goodput section)."""
+    goodput_calls: int = 2_000
+    goodput_concurrency: int = 64
+    overload_calls: int = 500
+    overload_concurrency: int = 256
+    streams: int = 1_000
 
 
 PROFILES = {
@@ -59,6 +69,10 @@ PROFILES = {
         concurrency_runs=3,
         history_runs=2,
         import_repeats=3,
+        scale_runs=1,
+        goodput_calls=300,
+        overload_calls=200,
+        streams=200,
     ),
     # For the smoke test: every section and client, a tiny workload, no statistical value.
     "tiny": Config(
@@ -72,6 +86,13 @@ PROFILES = {
         history_runs=1,
         import_repeats=1,
         isolate=False,
+        scale_levels=(5, 10),
+        scale_runs=1,
+        goodput_calls=10,
+        goodput_concurrency=4,
+        overload_calls=10,
+        overload_concurrency=8,
+        streams=4,
     ),
 }
 
@@ -88,9 +109,15 @@ def _read_line(stream: IO[bytes], *, timeout: float) -> str:
 class ServerProcess:
     """The loopback server in its own process; bounded by `max_seconds` and by our stdin pipe."""
 
-    def __init__(self, events: int, max_seconds: float) -> None:
-        self._command = [sys.executable, "-m", "benchmarks.server", "--events", str(events)]
-        self._command += ["--max-seconds", str(max_seconds)]
+    def __init__(
+        self,
+        events: int,
+        max_seconds: float,
+        module: str = "benchmarks.server",
+        options: tuple[str, ...] = (),
+    ) -> None:
+        self._command = [sys.executable, "-m", module, "--events", str(events)]
+        self._command += ["--max-seconds", str(max_seconds), *options]
         self._proc: subprocess.Popen[bytes] | None = None
         self.port = 0
 
@@ -135,6 +162,38 @@ def _log(message: str) -> None:
 
 def _series(values: dict[str, measure.Series]) -> dict[str, Any]:
     return {name: series.as_dict() for name, series in values.items()}
+
+
+def _at_scale(config: Config) -> dict[str, Any]:
+    """Goodput against the rate-limited gateway, then many concurrent streams."""
+    out: dict[str, Any] = {"goodput": {}, "streams": {}}
+    options = ("--rate", str(config.rate))
+    with ServerProcess(config.events, 1_800, "benchmarks.gateway", options) as gateway:
+        cases = [
+            ("abatch", config.goodput_calls, config.goodput_concurrency),
+            ("batch", config.goodput_calls, config.goodput_concurrency),
+            ("abatch", config.overload_calls, config.overload_concurrency),
+        ]
+        for mode, calls, concurrency in cases:
+            case = f"{mode} {calls} @ {concurrency}"
+            _log(f"goodput: {case} against {config.rate:g} requests/s")
+            out["goodput"][case] = {
+                name: scale.goodput(
+                    name,
+                    gateway.port,
+                    calls=calls,
+                    concurrency=concurrency,
+                    rate=config.rate,
+                    mode=mode,
+                )
+                for name in scale.GOODPUT_CLIENTS
+            }
+    paced = ("--rate", "0", "--stream-seconds", "5")
+    with ServerProcess(config.events, 1_800, "benchmarks.gateway", paced) as gateway:
+        for name in scale.STREAM_CLIENTS:
+            _log(f"{config.streams} concurrent astream: {name}")
+            out["streams"][name] = scale.streams_in_subprocess(name, gateway.port, config.streams)
+    return out
 
 
 def run(profile: str) -> dict[str, Any]:
@@ -198,7 +257,19 @@ def run(profile: str) -> dict[str, Any]:
                 name: history.measure(name, server.port, config.turns, config.history_runs)
                 for name in names
             }
+        _log(f"past the pool: {config.scale_levels} concurrent ainvoke")
+        results["scale"] = {
+            str(level): _series(
+                measure.concurrent_throughput(
+                    {name: build(name, server.port) for name in KIMI.values()},
+                    concurrency=level,
+                    runs=config.scale_runs,
+                )
+            )
+            for level in config.scale_levels
+        }
         results["server"] = server.stats()
+    results.update(_at_scale(config))
     _log("import times")
     # The tiny profile times only the target pair: fresh interpreters importing every peer cost
     # seconds each, too slow for a smoke test.
