@@ -9,7 +9,10 @@ printing `PORT <n>` first, but:
 - **think time**: each admitted JSON reply is sent after a delay drawn uniformly from
   `--min-delay`..`--max-delay` seconds by a seeded generator (the same sequence every run);
 - **paced streams**: an SSE reply is sent in `--bursts` writes spread over `--stream-seconds`,
-  as a model emits tokens (a stream is not rate-limited once admitted).
+  as a model emits tokens (a stream is not rate-limited once admitted);
+- **extraction answers**: a Chat Completions request carrying a `response_format` is answered
+  with the JSON the Dask example asks for, read off its last message (`DOC-<n>` and whether the
+  text says "great"), so a run can be checked document by document.
 
 `GET /__stats` -> `{"requests", "throttled", "answered"}`; `POST /__reset` zeroes them and refills
 the bucket. Bounded like `benchmarks.server` (`--max-seconds`, stdin EOF, `POST /__shutdown`).
@@ -23,6 +26,7 @@ import contextlib
 import json
 import math
 import random
+import re
 import time
 
 from benchmarks.replies import STREAM_EVENTS, Replies, replies_for
@@ -32,6 +36,33 @@ _RATE_LIMITED = {
     "anthropic": {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
     "openai": {"error": {"type": "rate_limit_error", "message": "slow down", "code": "rate"}},
 }
+
+
+_DOC_ID = re.compile(r"DOC-\d+")
+
+
+def extraction_reply(body: bytes) -> bytes:
+    """The structured answer for the document in the request's last message."""
+    text = str(json.loads(body)["messages"][-1]["content"])
+    found = _DOC_ID.search(text)
+    answer = {
+        "doc_id": found.group(0) if found else "",
+        "sentiment": "positive" if "great" in text else "negative",
+    }
+    message = {
+        "role": "assistant",
+        "content": json.dumps(answer),
+        "reasoning_content": "Read the document id and its tone.",
+    }
+    reply = {
+        "id": "chatcmpl-gateway",
+        "object": "chat.completion",
+        "created": 1767225600,
+        "model": "kimi-k3.1-pro",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52},
+    }
+    return json.dumps(reply).encode()
 
 
 class TokenBucket:
@@ -94,7 +125,10 @@ class Gateway:
             writer.write(head.replace(b"\r\n", b"\r\n" + retry_after, 1))
             return True
         replies = self.replies[protocol]
-        if _STREAM_TRUE.search(body):
+        if b'"response_format"' in body:
+            await asyncio.sleep(self.delays.uniform(self.args.min_delay, self.args.max_delay))
+            writer.write(_response("200 OK", "application/json", extraction_reply(body)))
+        elif _STREAM_TRUE.search(body):
             await self._paced_stream(replies, writer)
         else:
             await asyncio.sleep(self.delays.uniform(self.args.min_delay, self.args.max_delay))
