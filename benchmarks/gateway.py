@@ -30,7 +30,7 @@ import re
 import time
 
 from benchmarks.replies import STREAM_EVENTS, Replies, replies_for
-from benchmarks.server import _STREAM_TRUE, _read_body, _response, _watch_stdin
+from benchmarks.server import _STREAM_TRUE, _response, _watch_stdin, serve_connection
 
 _RATE_LIMITED = {
     "anthropic": {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
@@ -154,30 +154,7 @@ class Gateway:
             await writer.drain()
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while not self.done.is_set():
-                try:
-                    head = await reader.readuntil(b"\r\n\r\n")
-                except asyncio.IncompleteReadError:
-                    return
-                lines = head.decode("latin-1").split("\r\n")
-                method, path, _ = lines[0].split(" ", 2)
-                headers = {}
-                for line in lines[1:]:
-                    if ":" in line:
-                        name, value = line.split(":", 1)
-                        headers[name.strip().lower()] = value.strip()
-                body = await _read_body(reader, headers)
-                keep = await self.reply(method, path, body, writer)
-                await writer.drain()
-                if not keep or headers.get("connection", "").lower() == "close":
-                    return
-        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
-            return
-        except asyncio.CancelledError:
-            return
-        finally:
-            writer.close()
+        await serve_connection(reader, writer, self.reply, self.done)
 
 
 async def serve(args: argparse.Namespace) -> None:

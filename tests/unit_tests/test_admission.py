@@ -5,6 +5,7 @@ through the Transport runs on the sync and the async path (`mode`); two transpor
 settings (here: the same injected clients and clock) share one pool, as two ChatKimi would.
 """
 
+# ruff: noqa: F811 (the `mode` fixture is imported, and named by the tests that use it)
 from __future__ import annotations
 
 import asyncio
@@ -19,7 +20,8 @@ from langchain_kimi import ChatKimi
 from langchain_kimi._admission import Admission, Permit
 from langchain_kimi._aimd import DECREASE, AdaptiveWindow
 from langchain_kimi._errors import KimiRateLimitError, KimiTimeoutError
-from langchain_kimi._transport import JsonReply, Transport, TransportConfig
+from langchain_kimi._transport import Transport, TransportConfig
+from tests.unit_tests.test_transport_retries import mode, post  # noqa: F401
 
 KEY = "sk-test-admission-0123456789"
 PATH = "/v1/chat/completions"
@@ -85,17 +87,6 @@ class Pool:
             adaptive_concurrency=self.adaptive,
         )
         return Transport(config, http_client=self.client, http_async_client=self.async_client)
-
-
-async def post(transport: Transport, mode: str) -> JsonReply:
-    if mode == "sync":
-        return transport.post_json(PATH, BODY)
-    return await transport.apost_json(PATH, BODY)
-
-
-@pytest.fixture(params=["sync", "async"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 def rate_limited(seconds: str) -> tuple[int, dict[str, str]]:
