@@ -155,11 +155,13 @@ class Admission:
     def _finish(self, permit: Permit | None, *, release: bool, outcome: Outcome = None) -> None:
         with self._lock:
             if isinstance(outcome, float) and (permit is None or permit.epoch == self._epoch):
-                # 429s of requests sent before the last one was seen belong to the same
-                # overload: they neither shrink the window again nor extend the cool-down.
                 self._resume_at = max(self._resume_at, self.clock() + outcome)
                 self._window.throttled(self._in_flight)
                 self._epoch += 1
+            elif isinstance(outcome, float):
+                # A 429 of a request sent before the last decrease: the same overload. It does
+                # not extend the cool-down; it tells how few requests the gateway admitted.
+                self._window.throttled_again()
             elif outcome == "ok":
                 self._window.succeeded(self._in_flight + len(self._queue))
             if not release:

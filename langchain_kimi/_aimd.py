@@ -9,7 +9,7 @@ herd would hit the limit again in one burst.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 DECREASE = 0.75
 """Multiplicative decrease after a 429. TCP Reno halves; a rate-limited gateway is not a lossy
@@ -30,12 +30,25 @@ class AdaptiveWindow:
         cap = self.ceiling if self.limit is None else min(self.ceiling, int(self.limit))
         return in_flight < cap
 
+    _before: float = field(default=0.0, init=False, repr=False)  # in flight at the first 429
+    _rejected: int = field(default=0, init=False, repr=False)  # 429s of that overload so far
+
     def throttled(self, in_flight: int) -> None:
-        """A 429: shrink the window to `DECREASE` of what was in flight (at least one call)."""
+        """The first 429 of an overload: shrink to `DECREASE` of what was in flight."""
         if not self.enabled:
             return
-        current = min(float(in_flight), self.limit if self.limit is not None else float("inf"))
-        self.limit = max(1.0, current * DECREASE)
+        self._before = min(float(in_flight), self.limit if self.limit is not None else float("inf"))
+        self._rejected = 0
+        self.limit = self._before
+        self.throttled_again()
+
+    def throttled_again(self) -> None:
+        """A 429 of the same overload (sent before the first came back): the gateway admitted
+        fewer than `DECREASE` of what was in flight, so the window is at most what it admitted."""
+        if self.limit is None:  # disabled, or recovered since that overload
+            return
+        self._rejected += 1
+        self.limit = max(1.0, min(self._before * DECREASE, self._before - self._rejected))
 
     def succeeded(self, demand: int) -> None:
         """A reply: grow by about one call per window of replies, while the window is what holds

@@ -342,3 +342,14 @@ async def test_stream_holds_its_slot_until_closed(mode: str) -> None:
             assert gate.in_flight == 1
             [event async for event in aevents]
     assert gate.in_flight == 0
+
+
+def test_a_burst_far_above_the_rate_shrinks_the_window_to_what_the_gateway_admitted() -> None:
+    gate, clock = admission(capacity=1000)
+    permits = enter_many(gate, clock, 200)
+    for permit in permits[:150]:  # 150 of 200 rejected: the gateway admitted 50
+        permit.done(1.0)
+    assert gate.window == pytest.approx(50.0)
+    assert gate._resume_at == clock.now + 1.0  # one cool-down, not one per 429
+    for permit in permits[150:]:
+        permit.release()
