@@ -214,7 +214,7 @@ def _scale_sections(results: dict[str, Any]) -> list[str]:
         out += ["", "## Past the pool size: calls/s as concurrency rises (one instance)", ""]
         out += [
             "The same burst as above at each concurrency; ChatKimi queues calls beyond its pool "
-            "(1,000 requests in flight) in its own FIFO, so httpcore never rescans a long queue.",
+            "(200 requests in flight) in its own FIFO, so httpcore never rescans a long queue.",
             "",
             "| client | " + " | ".join(f"{level} concurrent" for level in levels) + " |",
             "|---|" + "---:|" * len(levels),

@@ -27,10 +27,12 @@ import httpx
 
 from langchain_kimi._admission import Admission
 
-CAPACITY = 1000
-"""Connections per client, and requests in flight per pool (the FIFO queue holds the rest).
-The peers' SDKs allow 1,000 too; long streams each hold one connection for their whole life."""
-_LIMITS = httpx.Limits(max_connections=CAPACITY, max_keepalive_connections=CAPACITY)
+CAPACITY = 200
+"""Connections per client, and requests in flight per pool (the FIFO queue holds the rest, so
+httpcore's own queue, which it rescans against every connection on each pool event, stays empty).
+Measured on loopback (docs/benchmarks.md): 1,000 connections, or more keep-alive connections,
+made bursts slower: httpcore's idle-connection check is quadratic in the connections it keeps."""
+_LIMITS = httpx.Limits(max_connections=CAPACITY, max_keepalive_connections=50)
 # Every request carries its own `httpx.Timeout` (Transport sets it per request); the clients'
 # default only applies to requests that do not, and there are none.
 _CLIENT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
