@@ -18,7 +18,7 @@ import time
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import httpx
 
@@ -33,6 +33,13 @@ ROOT = Path(__file__).resolve().parent.parent
 # capability keys); noise for the benchmark output, not a measured effect.
 warnings.filterwarnings("ignore", message="Unrecognized keys in model profile")
 KIMI = {"anthropic": KIMI_ANTHROPIC, "openai": KIMI_OPENAI}
+
+
+class Load(NamedTuple):
+    """One goodput case: how many calls, and how many of them at once."""
+
+    calls: int
+    concurrency: int
 
 
 @dataclass(frozen=True)
@@ -53,11 +60,15 @@ class Config:
     scale_runs: int = 3
     rate: float = 50.0
     """The rate-limited gateway's requests/s (goodput section)."""
-    goodput_calls: int = 2_000
-    goodput_concurrency: int = 64
-    overload_calls: int = 500
-    overload_concurrency: int = 256
+    goodput: Load = Load(2_000, 64)  # noqa: RUF009 (a NamedTuple is immutable)
+    """About the gateway's rate: enough calls to keep it busy for a while."""
+    overload: Load = Load(500, 256)  # noqa: RUF009 (a NamedTuple is immutable)
+    """5x overload: far more calls in flight than the gateway admits per second."""
     streams: int = 1_000
+    think_seconds: tuple[float, float] = (0.2, 2.0)
+    """The gateway's answer delay range (uniform) for JSON replies."""
+    stream_seconds: float = 5.0
+    """How long the gateway takes to send one paced stream."""
 
 
 PROFILES = {
@@ -70,8 +81,8 @@ PROFILES = {
         history_runs=2,
         import_repeats=3,
         scale_runs=1,
-        goodput_calls=300,
-        overload_calls=200,
+        goodput=Load(calls=300, concurrency=64),
+        overload=Load(calls=200, concurrency=256),
         streams=200,
     ),
     # For the smoke test: every section and client, a tiny workload, no statistical value.
@@ -88,11 +99,12 @@ PROFILES = {
         isolate=False,
         scale_levels=(5, 10),
         scale_runs=1,
-        goodput_calls=10,
-        goodput_concurrency=4,
-        overload_calls=10,
-        overload_concurrency=8,
+        rate=20.0,
+        goodput=Load(calls=10, concurrency=4),
+        overload=Load(calls=30, concurrency=16),  # past the bucket's 20: some 429s
         streams=4,
+        think_seconds=(0.01, 0.05),
+        stream_seconds=0.5,
     ),
 }
 
@@ -167,14 +179,11 @@ def _series(values: dict[str, measure.Series]) -> dict[str, Any]:
 def _at_scale(config: Config) -> dict[str, Any]:
     """Goodput against the rate-limited gateway, then many concurrent streams."""
     out: dict[str, Any] = {"goodput": {}, "streams": {}}
-    options = ("--rate", str(config.rate))
+    low, high = config.think_seconds
+    options = ("--rate", str(config.rate), "--min-delay", str(low), "--max-delay", str(high))
     with ServerProcess(config.events, 1_800, "benchmarks.gateway", options) as gateway:
-        cases = [
-            ("abatch", config.goodput_calls, config.goodput_concurrency),
-            ("batch", config.goodput_calls, config.goodput_concurrency),
-            ("abatch", config.overload_calls, config.overload_concurrency),
-        ]
-        for mode, calls, concurrency in cases:
+        cases = [("abatch", config.goodput), ("batch", config.goodput), ("abatch", config.overload)]
+        for mode, (calls, concurrency) in cases:
             case = f"{mode} {calls} @ {concurrency}"
             _log(f"goodput: {case} against {config.rate:g} requests/s")
             out["goodput"][case] = {
@@ -188,7 +197,7 @@ def _at_scale(config: Config) -> dict[str, Any]:
                 )
                 for name in scale.GOODPUT_CLIENTS
             }
-    paced = ("--rate", "0", "--stream-seconds", "5")
+    paced = ("--rate", "0", "--stream-seconds", str(config.stream_seconds))
     with ServerProcess(config.events, 1_800, "benchmarks.gateway", paced) as gateway:
         for name in scale.STREAM_CLIENTS:
             _log(f"{config.streams} concurrent astream: {name}")

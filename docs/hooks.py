@@ -1,19 +1,34 @@
 """MkDocs hook: render the tables that come from the code, so the docs never drift from it.
 
 `<!-- table:capabilities -->` -> the model x protocol capability table (`_profiles.py`);
-`<!-- table:tool-choice -->` -> the tool_choice wire forms, produced by the real request builders.
+`<!-- table:tool-choice -->` -> the tool_choice wire forms, produced by the real request builders;
+`<!-- table:fields -->` / `<!-- table:base-fields -->` -> ChatKimi's constructor fields (its own /
+LangChain's), with type, default and the field's docstring; `<!-- table:errors -->` -> the exported
+error classes with the langchain-core classes they also are.
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
+import itertools
 import json
+import textwrap
+import types
+import typing
+from collections.abc import Callable
 from typing import Any
 
+from langchain_core import exceptions as lc_exceptions
 from langchain_core.messages import HumanMessage
+from pydantic import AliasChoices, SecretStr
+from pydantic.fields import FieldInfo
 
+import langchain_kimi
+from langchain_kimi import ChatKimi
 from langchain_kimi._options import FunctionToolSpec, RequestOptions, ToolChoice
 from langchain_kimi._profiles import Capabilities, all_rows
-from langchain_kimi.chat_models import _adapter
+from langchain_kimi.protocols import adapter as _adapter
 
 _YES, _NO = "yes", "—"
 
@@ -44,7 +59,7 @@ def capability_table() -> str:
         ("temperature / top_p", lambda c: "must be 1 / 0.95" if c.fixed_sampling
          else "ignored by the service"),
     ]
-    header = "| | " + " | ".join(f"`{r.model}` {r.protocol}" for r in rows) + " |"
+    header = "| | " + " | ".join(f"`{r.model}`<br>{r.protocol}" for r in rows) + " |"
     rule = "|---" * (len(rows) + 1) + "|"
     body = [
         f"| {name} | " + " | ".join(render(r) for r in rows) + " |" for name, render in columns
@@ -76,7 +91,7 @@ def tool_choice_table() -> str:
         ("`\"get_weather\"` (a name)", ToolChoice("named", "get_weather")),
     ]
     rows = [r for r in all_rows() if r.model != "kimi-k3.1-pro-highspeed"]
-    header = "| tool_choice | " + " | ".join(f"`{r.model}` {r.protocol}" for r in rows) + " |"
+    header = "| tool_choice | " + " | ".join(f"`{r.model}`<br>{r.protocol}" for r in rows) + " |"
     rule = "|---" * (len(rows) + 1) + "|"
     body = [
         f"| {label} | " + " | ".join(_wire_choice(r, choice) for r in rows) + " |"
@@ -85,9 +100,137 @@ def tool_choice_table() -> str:
     return "\n".join([header, rule, *body])
 
 
-_TABLES = {
+# --- constructor fields ------------------------------------------------------------------------
+
+
+def _attribute_docs(cls: type) -> dict[str, tuple[type, str]]:
+    """Field name -> (defining class, docstring): the string right after each annotated field."""
+    found: dict[str, tuple[type, str]] = {}
+    for owner in cls.__mro__:
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(owner)))
+        except (OSError, TypeError):
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        for node, after in itertools.pairwise(body):
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
+                found.setdefault(node.target.id, (owner, inspect.cleandoc(after.value.value)))
+    return found
+
+
+def _type_name(tp: Any) -> str:
+    if tp is type(None):
+        return "None"
+    if tp is Any:
+        return "Any"
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_type_name(arg) for arg in args)
+    if origin is typing.Literal:
+        return " | ".join(json.dumps(arg) for arg in args)
+    if origin is not None:
+        inner = ", ".join(
+            "[" + ", ".join(map(_type_name, a)) + "]" if isinstance(a, list) else _type_name(a)
+            for a in args
+        )
+        return f"{getattr(origin, '__name__', str(origin))}[{inner}]"
+    if isinstance(tp, type):
+        module = tp.__module__.split(".")[0]
+        return f"{module}.{tp.__name__}" if module in ("httpx",) else tp.__name__
+    return str(tp)
+
+
+def _default(info: FieldInfo) -> str:
+    factory = info.default_factory
+    if factory is None:
+        value = info.default
+        if isinstance(value, str) and value.startswith("<"):
+            return value.strip("<>")  # a sentinel resolved at construction (see the meaning)
+        return f"`{value!r}`"
+    if factory is dict:
+        return "`{}`"
+    code, closure = getattr(factory, "__code__", None), getattr(factory, "__closure__", None)
+    cells = dict(zip(code.co_freevars, [c.cell_contents for c in closure or ()], strict=True))
+    if "key" in cells:  # langchain-core's from_env / secret_from_env
+        fallback = cells.get("default")
+        shown = f" or `{fallback}`" if isinstance(fallback, str) else ""
+        return f"env `{cells['key']}`{shown}"
+    if factory.__name__ == "_get_verbosity":
+        return "LangChain's global `set_verbose()`"
+    return f"`{factory.__name__}()`"
+
+
+def _names(name: str, info: FieldInfo) -> str:
+    aliases = []
+    if isinstance(info.validation_alias, AliasChoices):
+        aliases = [a for a in info.validation_alias.choices if isinstance(a, str) and a != name]
+    shown = f"`{name}`"
+    return shown + (" (alias " + ", ".join(f"`{a}`" for a in aliases) + ")" if aliases else "")
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _fields_table(own: bool) -> str:
+    docs = _attribute_docs(ChatKimi)
+    rows = ["| field | type | default | meaning |", "|---|---|---|---|"]
+    for name, info in ChatKimi.model_fields.items():
+        if name not in docs:
+            msg = f"ChatKimi.{name} has no docstring: the API reference needs its meaning"
+            raise ValueError(msg)
+        owner, doc = docs[name]
+        if (owner is ChatKimi) != own:
+            continue
+        meaning = doc if own else doc.split("\n\n")[0]
+        annotation = SecretStr | None if name == "api_key" else info.annotation
+        rows.append(
+            f"| {_names(name, info)} | `{_cell(_type_name(annotation))}` | "
+            f"{_cell(_default(info))} | {_cell(meaning)} |"
+        )
+    return "\n".join(rows)
+
+
+def fields_table() -> str:
+    return _fields_table(own=True)
+
+
+def base_fields_table() -> str:
+    return _fields_table(own=False)
+
+
+def errors_table() -> str:
+    rows = ["| error | also a (langchain-core) | subclass of | raised when |", "|---|---|---|---|"]
+    for name in langchain_kimi.__all__:
+        cls = getattr(langchain_kimi, name)
+        if not (isinstance(cls, type) and issubclass(cls, langchain_kimi.KimiError)):
+            continue
+        core = [
+            f"`{base.__name__}`"
+            for base in cls.__mro__[1:]
+            if base.__module__ == lc_exceptions.__name__ and base.__name__.startswith(
+                ("Model", "ContextOverflow")
+            )
+        ]
+        parent = cls.__mro__[1]
+        own_parent = f"`{parent.__name__}`" if issubclass(parent, langchain_kimi.KimiError) else ""
+        doc = inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0]
+        rows.append(f"| `{name}` | {', '.join(core)} | {own_parent} | {_cell(doc)} |")
+    return "\n".join(rows)
+
+
+_TABLES: dict[str, Callable[[], str]] = {
     "<!-- table:capabilities -->": capability_table,
     "<!-- table:tool-choice -->": tool_choice_table,
+    "<!-- table:fields -->": fields_table,
+    "<!-- table:base-fields -->": base_fields_table,
+    "<!-- table:errors -->": errors_table,
 }
 
 

@@ -10,7 +10,8 @@ Run it live:
     EVOLINK_API_KEY=... python examples/streaming_chat.py
     EVOLINK_API_KEY=... python examples/streaming_chat.py --script "First question" "Follow-up"
 
-Without EVOLINK_API_KEY it replays the scripted demo conversation from cassettes/examples/.
+Without EVOLINK_API_KEY it replays the scripted demo conversation from cassettes/examples/
+(replay can only play that recorded script: other --script questions need the live service).
 """
 
 from __future__ import annotations
@@ -135,6 +136,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     with live_or_replay("streaming_chat") as live:
+        if not live and args.script and args.script != DEMO_SCRIPT:
+            # The cassette holds answers to the demo questions only: say so, don't fail mid-way.
+            parser.exit(
+                2,
+                "Replay mode plays only the recorded demo script:\n"
+                + "".join(f"  {question}\n" for question in DEMO_SCRIPT)
+                + "Set EVOLINK_API_KEY to ask your own questions live.\n",
+            )
         # Replay can only answer the recorded questions, so it always runs the demo script.
         script = args.script or (None if live else DEMO_SCRIPT)
         model = ChatKimi(model="kimi-k3.1-pro", reasoning_effort="high")

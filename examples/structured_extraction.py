@@ -14,6 +14,8 @@ Without EVOLINK_API_KEY it replays recorded responses from cassettes/examples/ (
 
 from __future__ import annotations
 
+import argparse
+
 from _replay import live_or_replay
 from pydantic import BaseModel, Field
 
@@ -53,7 +55,12 @@ class Invoice(BaseModel):
     total: float
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        epilog="Runs live with EVOLINK_API_KEY set; otherwise replays cassettes/examples/.",
+    )
+    parser.parse_args(argv)
     with live_or_replay("structured_extraction"):
         model = ChatKimi(model="kimi-k3.1-pro", reasoning_effort="low")
         extractor = model.with_structured_output(Invoice, include_raw=True)

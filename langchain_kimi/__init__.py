@@ -1,6 +1,7 @@
 """LangChain integration for the Kimi models on the EvoLink gateway."""
 
 from langchain_kimi._content_blocks import register as _register_block_translator
+from langchain_kimi._contract import FOREIGN_TURN_REASONING
 from langchain_kimi._errors import (
     KimiAPIError,
     KimiAuthenticationError,
@@ -10,6 +11,7 @@ from langchain_kimi._errors import (
     KimiInvalidRequestError,
     KimiNotFoundError,
     KimiPermissionDeniedError,
+    KimiQuotaExceededError,
     KimiRateLimitError,
     KimiStreamError,
     KimiTimeoutError,
@@ -20,6 +22,7 @@ from langchain_kimi.chat_models import ChatKimi
 _register_block_translator()
 
 __all__ = [
+    "FOREIGN_TURN_REASONING",
     "ChatKimi",
     "KimiAPIError",
     "KimiAuthenticationError",
@@ -29,6 +32,7 @@ __all__ = [
     "KimiInvalidRequestError",
     "KimiNotFoundError",
     "KimiPermissionDeniedError",
+    "KimiQuotaExceededError",
     "KimiRateLimitError",
     "KimiStreamError",
     "KimiTimeoutError",

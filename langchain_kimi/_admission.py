@@ -290,6 +290,6 @@ def outcome_of(failure: _Failed | None) -> Outcome:
     """A finished attempt as admission sees it, from its `_retry.Failure` (None: a reply)."""
     if failure is None:
         return "ok"
-    if not failure.retryable:
+    if not failure.retryable:  # e.g. an exhausted quota's 429 (`_http_replies`): no pause
         return None
     return cool_down_after(failure.error.status_code, failure.retry_after)

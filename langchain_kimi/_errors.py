@@ -1,8 +1,9 @@
 """Typed errors. Each class also subclasses the matching `langchain_core.exceptions` type, so
 code written against LangChain's provider-neutral errors catches ours unchanged.
 
-Every error carries `status_code`, `error_type`, `message` and `request_id` (when the service
-gave one) and never the API key. Two error-body shapes are documented:
+Every error carries `status_code`, `error_type`, `message`, `request_id` and the Chat
+Completions `code` (when the service gave them) and never the API key. Two error-body shapes
+are documented:
 Messages `{"type":"error","error":{"type","message"},"request_id"}` and
 Chat Completions `{"error":{"message","type","code"}}`.
 """
@@ -23,6 +24,13 @@ _CONTEXT_OVERFLOW = re.compile(
     r"maximum context|prompt is too long|too many tokens",
     re.IGNORECASE,
 )
+# 429 is "Límite de solicitudes superado o cuota insuficiente" (all three documents): these words
+# in the error type, code or message tell the exhausted quota (not worth retrying) apart.
+_QUOTA_EXHAUSTED = re.compile(
+    r"quota|insufficient[_ ](?:balance|funds|credits?)|\bbalance\b|billing|\bcredits?\b|"
+    r"payment|arrears|recharge",
+    re.IGNORECASE,
+)
 
 
 class KimiError(lc.ModelError):
@@ -40,12 +48,15 @@ class KimiError(lc.ModelError):
         error_type: str | None = None,
         request_id: str | None = None,
         body: str | None = None,
+        code: str | None = None,
     ) -> None:
         self.message = message
         self.status_code = status_code
         self.error_type = error_type
         self.request_id = request_id
         self.body = body
+        self.code = code
+        """Chat Completions `error.code` (kept next to `error.type`)."""
         super().__init__(self._render())
 
     def _render(self) -> str:
@@ -115,6 +126,11 @@ class KimiRateLimitError(KimiError, lc.ModelRateLimitError):
     """429: rate limit reached or quota exhausted."""
 
 
+class KimiQuotaExceededError(KimiRateLimitError):
+    """429 whose type, code or message says the quota or balance is exhausted: not retried
+    (waiting does not help); a subclass of `KimiRateLimitError`, so its handlers still catch it."""
+
+
 class KimiAPIError(KimiError, lc.ModelAPIError):
     """5xx or another failure reported by the service, including an error event in a stream."""
 
@@ -138,7 +154,8 @@ class KimiStreamError(KimiAPIError):
         super().__init__(message, **kwargs)
 
 
-def _class_for_status(status: int, message: str) -> type[KimiError]:
+def _class_for_status(status: int, message: str, *, hints: str = "") -> type[KimiError]:
+    """`hints`: the error type and code, read together with the message for a 429."""
     if status < 500 and _CONTEXT_OVERFLOW.search(message):
         return KimiContextOverflowError
     if status == 401:
@@ -150,40 +167,45 @@ def _class_for_status(status: int, message: str) -> type[KimiError]:
     if status == 408:
         return KimiTimeoutError
     if status == 429:
-        return KimiRateLimitError
+        quota = _QUOTA_EXHAUSTED.search(f"{hints} {message}")
+        return KimiQuotaExceededError if quota else KimiRateLimitError
     if status >= 500:
         return KimiAPIError
     return KimiInvalidRequestError
 
 
-def _parse_error_body(text: str) -> tuple[str | None, str | None, str | None]:
-    """(message, type, request_id) from either documented error shape, or Nones."""
+_Fields = tuple[str | None, str | None, str | None, str | None]
+"""(message, type, request_id, code) of an error body."""
+
+
+def _parse_error_body(text: str) -> _Fields:
+    """The fields of either documented error shape, or Nones."""
     try:
         payload = json.loads(text)
     except (ValueError, TypeError):
-        return None, None, None
+        return None, None, None, None
     return _fields_from_payload(payload)
 
 
-def _fields_from_payload(payload: Any) -> tuple[str | None, str | None, str | None]:
+def _text(value: Any) -> str | None:
+    return str(value) if value is not None and value != "" else None
+
+
+def _fields_from_payload(payload: Any) -> _Fields:
     if not isinstance(payload, dict):
-        return None, None, None
+        return None, None, None, None
     err = payload.get("error")
-    request_id = payload.get("request_id")
+    request_id = _text(payload.get("request_id"))
     if isinstance(err, dict):
-        message = err.get("message")
-        err_type = err.get("type") or err.get("code")
-        return (
-            str(message) if message is not None else None,
-            str(err_type) if err_type is not None else None,
-            str(request_id) if request_id else None,
-        )
+        code = _text(err.get("code"))
+        return _text(err.get("message")), _text(err.get("type")) or code, request_id, code
     if isinstance(err, str):
-        return err, None, str(request_id) if request_id else None
-    return None, None, str(request_id) if request_id else None
+        return err, None, request_id, None
+    return None, None, request_id, None
 
 
-def _snippet(text: str) -> str:
+def snippet(text: str) -> str:
+    """A body, whitespace squeezed, cut to a readable length (for error messages)."""
     compact = " ".join(text.split())
     if not compact:
         return "(empty body)"
@@ -196,45 +218,66 @@ def error_from_response(
     status: int, body_text: str, *, header_request_id: str | None = None
 ) -> KimiError:
     """The typed error for an HTTP error response (JSON in either shape, HTML, or empty)."""
-    message, err_type, request_id = _parse_error_body(body_text)
+    message, err_type, request_id, code = _parse_error_body(body_text)
     if message is None:
-        message = f"HTTP {status} from the Kimi gateway: {_snippet(body_text)}"
-    cls = _class_for_status(status, message)
+        message = f"HTTP {status} from the Kimi gateway: {snippet(body_text)}"
+    cls = _class_for_status(status, message, hints=f"{err_type} {code}")
     return cls(
         message,
         status_code=status,
         error_type=err_type,
         request_id=request_id or header_request_id,
         body=body_text[:2000],
+        code=code,
     )
 
 
 def error_from_stream_payload(payload: Any, *, request_id: str | None = None) -> KimiError:
     """The typed error for an error object that arrived inside a stream."""
-    message, err_type, body_request_id = _fields_from_payload(payload)
-    message = message or f"error event in stream: {_snippet(json.dumps(payload))}"
-    status = _status_for_error_type(err_type)
-    cls = _class_for_status(status, message) if status else KimiAPIError
+    message, err_type, body_request_id, code = _fields_from_payload(payload)
+    message = message or f"error event in stream: {snippet(json.dumps(payload))}"
+    status = _status_for_error(err_type, code)
+    hints = f"{err_type} {code}"
+    cls = _class_for_status(status, message, hints=hints) if status else KimiAPIError
     return cls(
         message,
         status_code=status,
         error_type=err_type,
         request_id=body_request_id or request_id,
+        code=code,
     )
 
 
-# Anthropic's documented error type names, mapped back to their status codes.
+# Error type names mapped back to their HTTP status: Anthropic's documented names, and the
+# OpenAI-style names Chat Completions services put in `error.type` (in a stream there is no status).
 _TYPE_STATUS = {
     "invalid_request_error": 400,
     "authentication_error": 401,
+    "invalid_authentication_error": 401,
     "permission_error": 403,
+    "permission_denied_error": 403,
     "not_found_error": 404,
+    "resource_not_found_error": 404,
     "request_too_large": 413,
     "rate_limit_error": 429,
+    "rate_limit_exceeded": 429,
+    "rate_limit_reached_error": 429,
+    "requests": 429,
+    "tokens": 429,
+    "insufficient_quota": 429,
+    "exceeded_current_quota_error": 429,
     "api_error": 500,
+    "server_error": 500,
+    "internal_error": 500,
+    "engine_overloaded_error": 529,
     "overloaded_error": 529,
 }
 
 
-def _status_for_error_type(err_type: str | None) -> int | None:
-    return _TYPE_STATUS.get(err_type or "")
+def _status_for_error(err_type: str | None, code: str | None) -> int | None:
+    """The status an in-stream error would have had over HTTP: from its type, else a numeric
+    or named `code`."""
+    status = _TYPE_STATUS.get(err_type or "") or _TYPE_STATUS.get(code or "")
+    if status is None and code is not None and code.isdigit() and 400 <= int(code) < 600:
+        status = int(code)
+    return status

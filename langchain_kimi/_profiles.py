@@ -77,7 +77,8 @@ class Capabilities:
     """kimi-k3 rejects temperature/top_p other than the fixed 1 / 0.95."""
     sampling_on_wire: bool
     """Only the Chat Completions schema names `temperature` / `top_p`."""
-    max_tools: int = 128
+    max_tools: int | None = 128
+    """004's `maxItems: 128` (Chat Completions); 000 / 001 set no limit (None)."""
     max_tokens_limit: int = CONTEXT_WINDOW
     fixed_temperature: float = 1.0
     fixed_top_p: float = 0.95
@@ -130,7 +131,9 @@ _OPENAI_K31 = Capabilities(
     max_stop_sequences=5,
     max_stop_sequence_bytes=32,
     image_inputs=True,
-    image_url_inputs=True,
+    # 004: "Contenido de imagen como URL data Base64 (data:image/png;base64,...)". An http(s) URL
+    # is still sent (with a warning), but the row does not claim it.
+    image_url_inputs=False,
     image_media_types=None,
     video_inputs=True,
     image_tool_message=True,
@@ -150,6 +153,7 @@ _ANTHROPIC_K31 = replace(
     _OPENAI_K31,
     protocol="anthropic",
     stop_sequences=True,
+    image_url_inputs=True,
     image_media_types=("image/jpeg", "image/png", "image/gif", "image/webp"),
     video_inputs=False,
     json_mode=False,
@@ -157,6 +161,7 @@ _ANTHROPIC_K31 = replace(
     server_tool_blocks=True,
     refusal_stop_reason=True,
     sampling_on_wire=False,
+    max_tools=None,
 )
 
 _OPENAI_K3 = replace(
@@ -184,7 +189,9 @@ _ANTHROPIC_K3 = replace(
     tool_result_blocks=False,
     server_tool_blocks=False,
     refusal_stop_reason=False,
-    fixed_sampling=True,
+    # 001 has no temperature / top_p (the fixed 1 / 0.95 is 004's): warned and not sent, as on
+    # K3.1 Messages.
+    fixed_sampling=False,
 )
 
 _TABLE: dict[tuple[str, Protocol], Capabilities] = {
@@ -220,6 +227,16 @@ def capabilities(model: str, protocol: Protocol) -> Capabilities:
             stacklevel=3,
         )
     return replace(_TABLE[(K31_PRO, protocol)], model=model, known=False)
+
+
+def cache_writes_billed_as_input(model: Any) -> bool:
+    """Whether the model folds cache writes into its plain input (read from a reply's `model`).
+
+    001 (kimi-k3 Messages) `input_tokens`: "Tokens de entrada no servidos desde caché" (writes
+    included); 004 `cache_write_tokens`: "`kimi-k3` no los distingue y los factura como entrada
+    normal". K3.1 bills them apart (000: "Las tres categorías son excluyentes").
+    """
+    return bool(model == K3)
 
 
 def all_rows() -> list[Capabilities]:

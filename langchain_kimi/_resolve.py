@@ -1,7 +1,8 @@
 """Resolve ChatKimi's fields plus one call's kwargs into a validated `RequestOptions`.
 
-Everything that can be refused is refused here (or in the adapter's `build_request`), before
-any network call, with a `ValueError` that says what to change.
+Every refusal that depends on the model x protocol lives here, driven by the capability table
+(`_profiles.py`), before any network call, with a `ValueError` that says what to change. The
+adapters' `build_request` only rejects shapes its wire cannot express.
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ _KNOWN_CALL_KWARGS = frozenset(
         "stream",
     }
 )
+
+
+_CONSTRUCTOR_CALLER = 6
+"""`stacklevel` naming the code that constructed ChatKimi: the check, `resolve_options`,
+`ChatKimi._settle`, pydantic's validator call and `BaseModel.__init__` lie in between."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +139,9 @@ def _check_cache_ttl(value: object, caps: Capabilities) -> str | None:
     return str(value)
 
 
-def _check_sampling(name: str, value: object, fixed: float, caps: Capabilities) -> float | None:
+def _check_sampling(
+    name: str, value: object, fixed: float, caps: Capabilities, *, warn: bool
+) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
@@ -142,11 +150,11 @@ def _check_sampling(name: str, value: object, fixed: float, caps: Capabilities) 
     if caps.known and caps.fixed_sampling and value != fixed:
         msg = f"{caps.model} only accepts {name}={fixed} (fixed by the model); got {value}"
         raise ValueError(msg)
-    if caps.known and not caps.fixed_sampling and value != fixed:
+    if warn and caps.known and not caps.fixed_sampling and value != fixed:
         warnings.warn(
             f"{caps.model} ignores {name} (fixed at {fixed} by the service); {value} has no effect",
             UserWarning,
-            stacklevel=6,
+            stacklevel=_CONSTRUCTOR_CALLER,
         )
     return float(value) if caps.sampling_on_wire else None
 
@@ -156,6 +164,13 @@ def _check_tools(specs: tuple[ToolSpec, ...], caps: Capabilities) -> None:
         msg = (
             f"built-in web search is not available for {caps.model} on the {caps.protocol} "
             "protocol; use protocol='openai' (all models) or a K3.1 model"
+        )
+        raise ValueError(msg)
+    if caps.max_tools is not None and len(specs) > caps.max_tools:
+        # 004's `maxItems: 128`, held for unknown models too; the Messages documents set no limit.
+        msg = (
+            f"at most {caps.max_tools} tools may be bound on the {caps.protocol} protocol; "
+            f"got {len(specs)}"
         )
         raise ValueError(msg)
 
@@ -205,7 +220,7 @@ def _warn_parallel(value: object) -> None:
             "parallel_tool_calls=False has no documented field on either Kimi protocol and is "
             "not sent; the model may still return several tool calls",
             UserWarning,
-            stacklevel=6,
+            stacklevel=_CONSTRUCTOR_CALLER,
         )
 
 
@@ -215,8 +230,13 @@ def resolve_options(
     kwargs: Mapping[str, Any],
     *,
     stream: bool,
+    defaults_checked: bool = False,
 ) -> RequestOptions:
-    """Validate and combine; raises ValueError before anything is sent."""
+    """Validate and combine; raises ValueError before anything is sent.
+
+    `defaults_checked`: the model's own fields were resolved (and warned about) at construction,
+    so only the call's arguments may warn now: one warning per setting, not one per call.
+    """
     _check_unknown_kwargs(kwargs)
     caps = capabilities(str(kwargs.get("model") or defaults.model), defaults.protocol)
     specs = to_tool_specs(kwargs.get("tools") or (), strict=kwargs.get("strict"))
@@ -249,9 +269,14 @@ def resolve_options(
             _first_set(kwargs, "temperature", default=defaults.temperature),
             caps.fixed_temperature,
             caps,
+            warn=not defaults_checked or kwargs.get("temperature") is not None,
         ),
         top_p=_check_sampling(
-            "top_p", _first_set(kwargs, "top_p", default=defaults.top_p), caps.fixed_top_p, caps
+            "top_p",
+            _first_set(kwargs, "top_p", default=defaults.top_p),
+            caps.fixed_top_p,
+            caps,
+            warn=not defaults_checked or kwargs.get("top_p") is not None,
         ),
         tools=specs,
         tool_choice=resolve_tool_choice(kwargs.get("tool_choice"), specs) if specs else None,

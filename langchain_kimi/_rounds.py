@@ -1,9 +1,9 @@
 """Sans-I/O plans for one ChatKimi call: which bodies to post and what to make of the replies.
 
 Both the sync and the async drivers in `chat_models.py` run these same plans; only the thin
-I/O loops are mirrored. A call is one round, except on Chat Completions with the built-in web
-search: the gateway answers with `builtin_function` `$web_search` calls that the client must
-echo back (the call's arguments as the tool message content) and re-post, until the answer comes.
+I/O loops are mirrored. A call is one round unless its protocol says a reply asks for a follow-up
+(the adapter's `CallRounds`: on Chat Completions, the built-in web search). The plans know no
+protocol: they post, decode, ask the rounds for the follow-up, and finish the message.
 """
 
 from __future__ import annotations
@@ -13,23 +13,16 @@ from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk
-from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
-from langchain_kimi._errors import KimiAPIError, KimiError
-from langchain_kimi._options import RequestOptions, WebSearchToolSpec
+from langchain_kimi._errors import KimiError
+from langchain_kimi._options import RequestOptions
 from langchain_kimi._stop import StopStreamFilter, truncate_at_stop
 from langchain_kimi.protocols import ProtocolAdapter, StreamDecoder
-from langchain_kimi.protocols.openai_chat import web_search
-from langchain_kimi.protocols.openai_chat.response import (
-    raw_assistant_message,
-    raw_usage,
-    usage_from_openai,
-)
 
 
 class _Plan:
-    """What both plans share: the request so far and the `$web_search` round budget."""
+    """What both plans share: the request so far and the protocol's rounds of this call."""
 
     def __init__(
         self,
@@ -43,64 +36,26 @@ class _Plan:
         self.options = options
         self.pending: dict[str, Any] | None = body
         """The next body to post; None once the reply is complete."""
-        self._loop = options.caps.protocol == "openai" and any(
-            isinstance(tool, WebSearchToolSpec) for tool in options.tools
-        )
-        self._max_rounds = max_builtin_rounds
-        self._rounds: list[dict[str, Any]] = []
-        """Raw assistant messages of the `$web_search` rounds so far."""
+        self._rounds = adapter.new_rounds(options, max_builtin_rounds)
         self._setup()
 
     def _setup(self) -> None:
         """The subclass's own state."""
-
-    def _count_searches(self, metadata: dict[str, Any], last: dict[str, Any]) -> None:
-        """`server_tool_use`: every `$web_search` call of the loop, including those of a last
-        reply that mixed them with client calls (answered later, with the client's results)."""
-        searches = web_search.server_tool_use([*self._rounds, last])
-        if searches["web_search_requests"]:
-            metadata["server_tool_use"] = searches
-
-    def _continue_search(self, assistant: dict[str, Any]) -> None:
-        if len(self._rounds) >= self._max_rounds:
-            msg = (
-                "the built-in web search did not produce an answer within "
-                f"max_builtin_rounds={self._max_rounds} rounds; raise max_builtin_rounds or "
-                "narrow the question"
-            )
-            raise KimiAPIError(msg)
-        assert self.pending is not None
-        self._rounds.append(assistant)
-        self.pending = web_search.next_body(self.pending, assistant)
 
 
 class InvokePlan(_Plan):
     """Non-streaming call: post `pending`, hand each reply to `on_reply` until it is None."""
 
     def _setup(self) -> None:
-        self._usages: list[UsageMetadata | None] = []
-        self._first_id: str | None = None
         self._result: AIMessage | None = None
 
     def on_reply(self, reply_body: dict[str, Any], base_url: str) -> None:
-        assistant: dict[str, Any] | None = None
-        if self._loop:
-            assistant = raw_assistant_message(reply_body)
-            if web_search.is_builtin_round(assistant):
-                self._continue_search(assistant)
-                self._usages.append(_reply_usage(reply_body))
-                if self._first_id is None and isinstance(reply_body.get("id"), str):
-                    self._first_id = reply_body["id"]
-                return
-        message = self.adapter.parse_response(reply_body)
-        if self._rounds:
-            message = web_search.combine_rounds(self._rounds, message, self._usages)
-            if self._first_id is not None:
-                # One id per logical reply, the first round's, as a stream reports it.
-                message.id = self._first_id
-                message.response_metadata["id"] = self._first_id
-        if assistant is not None:
-            self._count_searches(message.response_metadata, assistant)
+        assert self.pending is not None
+        follow_up = self._rounds.follow_up(self.pending, reply_body)
+        if follow_up is not None:
+            self.pending = follow_up.body
+            return
+        message = self._rounds.final_message(self.adapter.parse_response(reply_body), reply_body)
         self._result = finalize_message(message, self.options, base_url)
         self.pending = None
 
@@ -109,11 +64,6 @@ class InvokePlan(_Plan):
             msg = "the call ended without a reply"
             raise RuntimeError(msg)
         return ChatResult(generations=[ChatGeneration(message=self._result)])
-
-
-def _reply_usage(reply_body: dict[str, Any]) -> UsageMetadata | None:
-    usage = raw_usage(reply_body)
-    return usage_from_openai(usage) if usage else None
 
 
 def finalize_message(message: AIMessage, options: RequestOptions, base_url: str) -> AIMessage:
@@ -144,14 +94,11 @@ class StreamPlan(_Plan):
         self._base_url = ""
         self._base_url_sent = False
         self._seen: list[AIMessageChunk] = []
-        self.decoder: StreamDecoder = self.adapter.new_decoder()
+        """Every chunk the caller has seen, in order: the one record of it."""
+        self.decoder: StreamDecoder = self._rounds.new_decoder()
 
     def start_round(self, base_url: str) -> None:
-        # A `$web_search` follow-up round must not repeat the header metadata (id, model_name,
-        # protocol): LangChain concatenates response_metadata strings when merging chunks.
-        self.decoder = (
-            web_search.continuation_decoder() if self._rounds else self.adapter.new_decoder()
-        )
+        self.decoder = self._rounds.new_decoder()
         self._base_url = base_url
 
     def run_round(self, events: Iterable[tuple[str, str]]) -> Iterator[ChatGenerationChunk]:
@@ -176,10 +123,11 @@ class StreamPlan(_Plan):
     def finish_round(self) -> list[ChatGenerationChunk]:
         """The round's last chunks; sets `pending` to the follow-up body or None."""
         generations = [self._emit(chunk) for chunk in self.decoder.finish()]
-        if self._loop and getattr(self.decoder, "is_builtin_round", False):
-            assistant: dict[str, Any] = self.decoder.assistant_message()  # type: ignore[attr-defined]
-            self._continue_search(assistant)
-            generations.append(self._emit(web_search.round_chunk(assistant)))
+        assert self.pending is not None
+        follow_up = self._rounds.follow_up(self.pending, self.decoder.reply())
+        if follow_up is not None:
+            self.pending = follow_up.body
+            generations.append(self._emit(follow_up.chunk))
         else:
             self.pending = None
         return generations
@@ -189,8 +137,11 @@ class StreamPlan(_Plan):
         try:
             yield
         except KimiError as error:  # cut, timed out or an error event: keep what arrived
+            # Everything the caller saw, every round of the call (a decoder knows only its own),
+            # with what the earlier rounds add (an empty reply: the cut round adds nothing).
             if error.partial is None and self._seen:
                 error.partial = _aggregate(self._seen)
+                self._rounds.final_chunk(error.partial, {})
             raise
 
     def _emit(self, chunk: AIMessageChunk) -> ChatGenerationChunk:
@@ -212,10 +163,9 @@ class StreamPlan(_Plan):
             if self._stop_filter.matched is not None:
                 chunk.response_metadata["finish_reason"] = "stop"
                 chunk.response_metadata["stop_sequence"] = self._stop_filter.matched
-        if self._loop and chunk.chunk_position == "last":
-            # The same count the invoke path reports (the decoder's reply is complete now).
-            last: dict[str, Any] = self.decoder.assistant_message()  # type: ignore[attr-defined]
-            self._count_searches(chunk.response_metadata, last)
+        if chunk.chunk_position == "last":
+            # What the earlier rounds add, as the invoke path reports it (the reply is complete).
+            self._rounds.final_chunk(chunk, self.decoder.reply())
         return chunk
 
 

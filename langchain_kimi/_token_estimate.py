@@ -15,17 +15,21 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from langchain_kimi._contract import REASONING
+
 PER_MESSAGE_OVERHEAD = 4
 ASCII_CHARS_PER_TOKEN = 4.0
 
 
 def estimate_text_tokens(text: str) -> int:
-    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    # Counted in C: encoding to ASCII with errors ignored keeps exactly the characters < 128.
+    ascii_chars = len(text) if text.isascii() else len(text.encode("ascii", "ignore"))
     other_chars = len(text) - ascii_chars
     return math.ceil(ascii_chars / ASCII_CHARS_PER_TOKEN) + other_chars
 
 
-def _content_text(content: Any) -> str:
+def _countable_text(content: Any) -> str:
+    """Every text a block carries (answer, thinking, reasoning): all of it costs tokens."""
     if isinstance(content, str):
         return content
     parts: list[str] = []
@@ -43,8 +47,8 @@ def _content_text(content: Any) -> str:
 def estimate_message_tokens(messages: Sequence[BaseMessage], tools: Sequence[Any] = ()) -> int:
     total = 0
     for message in messages:
-        total += PER_MESSAGE_OVERHEAD + estimate_text_tokens(_content_text(message.content))
-        reasoning = message.additional_kwargs.get("reasoning_content")
+        total += PER_MESSAGE_OVERHEAD + estimate_text_tokens(_countable_text(message.content))
+        reasoning = message.additional_kwargs.get(REASONING)
         if isinstance(reasoning, str):
             total += estimate_text_tokens(reasoning)
         if isinstance(message, AIMessage):

@@ -24,9 +24,6 @@ from langchain_kimi._options import (
     WebSearchToolSpec,
 )
 
-MAX_TOOLS = 128
-"""Chat Completions documents `maxItems: 128`; the same limit is applied on both protocols."""
-
 ToolLike = dict[str, Any] | type | Callable[..., Any] | BaseTool | str
 _ANTHROPIC_WEB_SEARCH_PREFIX = "web_search_"
 
@@ -42,15 +39,33 @@ def _is_web_search(tool: object) -> bool:
     )
 
 
+_MESSAGES_WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search"}
+_MESSAGES_WEB_SEARCH_FORM = (
+    '{"type": "web_search_20250305", "name": "web_search"} with an optional "max_uses": <int >= 1>'
+)
+
+
 def _web_search_spec(tool: str | dict[str, Any]) -> WebSearchToolSpec:
     if isinstance(tool, str):
         return WebSearchToolSpec()
     max_uses = tool.get("max_uses")
-    if max_uses is not None and (not isinstance(max_uses, int) or max_uses < 1):
-        msg = f"web_search max_uses must be a positive integer, got {max_uses!r}"
+    bad_max_uses = max_uses is not None and (
+        isinstance(max_uses, bool) or not isinstance(max_uses, int) or max_uses < 1
+    )
+    if not tool.get("type", "").startswith(_ANTHROPIC_WEB_SEARCH_PREFIX):
+        if bad_max_uses:
+            msg = f"web_search max_uses must be a positive integer, got {max_uses!r}"
+            raise ValueError(msg)
+        return WebSearchToolSpec(max_uses=max_uses)
+    # The Messages form is sent verbatim, so it must be exactly 000's WebSearchTool: `type` and
+    # `name` enums, `max_uses` ("Máximo de búsquedas permitidas en esta respuesta"), nothing else.
+    fixed = {key: tool.get(key) for key in _MESSAGES_WEB_SEARCH}
+    extra = sorted(set(tool) - {*_MESSAGES_WEB_SEARCH, "max_uses"})
+    if fixed != _MESSAGES_WEB_SEARCH or extra or bad_max_uses:
+        msg = f"unsupported web search tool {tool!r}; the documented form is "
+        msg += _MESSAGES_WEB_SEARCH_FORM
         raise ValueError(msg)
-    raw = tool if tool.get("type", "").startswith(_ANTHROPIC_WEB_SEARCH_PREFIX) else None
-    return WebSearchToolSpec(max_uses=max_uses, raw=raw)
+    return WebSearchToolSpec(max_uses=max_uses, raw=dict(tool))
 
 
 def _check_parameters(name: str, parameters: object) -> dict[str, Any]:
@@ -102,9 +117,6 @@ def to_tool_spec(tool: ToolLike, *, strict: bool | None = None) -> ToolSpec:
 
 
 def to_tool_specs(tools: Sequence[ToolLike], *, strict: bool | None = None) -> tuple[ToolSpec, ...]:
-    if len(tools) > MAX_TOOLS:
-        msg = f"at most {MAX_TOOLS} tools may be bound; got {len(tools)}"
-        raise ValueError(msg)
     specs: list[ToolSpec] = []
     by_name: dict[str, FunctionToolSpec] = {}
     for tool in tools:

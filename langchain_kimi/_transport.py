@@ -31,20 +31,17 @@ from pydantic import SecretStr
 from langchain_kimi import _pool
 from langchain_kimi._admission import AdmittedCall, Permit, outcome_of
 from langchain_kimi._errors import KimiError
-from langchain_kimi._retry import (
+from langchain_kimi._http_config import build_headers, encode_body, validate_config
+from langchain_kimi._http_replies import (
     READ_FAILURES,
-    Failure,
     ReadFailure,
-    RetryPlan,
-    build_headers,
-    encode_body,
     error_after_response,
     failure_before_response,
     header_request_id,
     is_open_stream,
     settle_reply,
-    validate_config,
 )
+from langchain_kimi._retry import Failure, RetryPlan
 from langchain_kimi._version import __version__
 
 

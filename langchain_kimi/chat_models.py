@@ -16,7 +16,7 @@ import httpx
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
-from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_messages
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils import from_env, secret_from_env
@@ -30,31 +30,29 @@ from pydantic import (
     model_validator,
 )
 
+from langchain_kimi._arguments import accepted_names, public_fields, refuse_unknown
+from langchain_kimi._contract import PROVIDER
+from langchain_kimi._http_config import (
+    check_default_headers,
+    check_max_retries,
+    normalize_base_url,
+)
 from langchain_kimi._profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._resolve import ModelDefaults, resolve_options
 from langchain_kimi._rounds import InvokePlan, StreamPlan, token_text
 from langchain_kimi._token_estimate import estimate_message_tokens, estimate_text_tokens
 from langchain_kimi._tools import ToolLike, spec_to_bindable, to_tool_specs
 from langchain_kimi._transport import Transport, TransportConfig
-from langchain_kimi.protocols import ProtocolAdapter
+from langchain_kimi.protocols import ProtocolAdapter, adapter
 
 DEFAULT_BASE_URL = "https://direct.evolink.ai"
 DOCUMENTED_FALLBACK_URL = "https://api.evolink.ai"
 DEFAULT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
-_TRANSPORT_LOCK = threading.Lock()
 """Long reasoning replies at effort `max` can take many minutes; every wait is still bounded."""
+_TRANSPORT_LOCK = threading.Lock()
+"""Guards the lazy creation of a model's transport (threads sharing one model share one pool)."""
 
 _UNSET_FALLBACK = "<documented fallback>"
-
-
-def _adapter(protocol: Protocol) -> ProtocolAdapter:
-    if protocol == "anthropic":
-        from langchain_kimi.protocols import anthropic_messages
-
-        return anthropic_messages.ADAPTER
-    from langchain_kimi.protocols import openai_chat
-
-    return openai_chat.ADAPTER
 
 
 class ChatKimi(BaseChatModel):
@@ -88,10 +86,14 @@ class ChatKimi(BaseChatModel):
     Never printed, logged or serialized; a pickle omits it (the loading process reads its own
     `EVOLINK_API_KEY`)."""
     base_url: str = Field(default_factory=from_env("EVOLINK_BASE_URL", default=DEFAULT_BASE_URL))
-    """Host root (env `EVOLINK_BASE_URL`); `/v1/messages` or `/v1/chat/completions` is appended."""
+    """Host root (env `EVOLINK_BASE_URL`); `/v1/messages` or `/v1/chat/completions` is appended.
+    A trailing `/v1` (as ChatOpenAI base URLs have) is removed. Must be `https://` (plain
+    `http://` only to a loopback host, or with `allow_insecure_http`), without a query string,
+    fragment or `user:password@`; refused at construction otherwise."""
     fallback_base_url: str | None = _UNSET_FALLBACK
     """Used when the primary base cannot be reached or keeps failing with 5xx. Defaults to the
-    documented fallback `https://api.evolink.ai` when `base_url` is the default; `None` disables."""
+    documented fallback `https://api.evolink.ai` when `base_url` is the default; `None` disables.
+    Checked and normalized like `base_url`."""
     max_tokens: int | None = Field(
         default=None, validation_alias=AliasChoices("max_tokens", "max_completion_tokens")
     )
@@ -117,8 +119,16 @@ class ChatKimi(BaseChatModel):
     max_retries: int = 2
     """Retries on 408/409/429/5xx, connection errors and timeouts (2 = up to 3 attempts)."""
     default_headers: dict[str, str] | None = None
+    """Extra HTTP headers on every request (not `Authorization`; names must be valid header
+    names and values free of CR, LF and other control characters, or construction fails)."""
     model_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Extra top-level body fields for future or undocumented options (sent as given)."""
+    extra_body: dict[str, Any] | None = None
+    """Like `model_kwargs` (the name ChatOpenAI and ChatDeepSeek users know): merged into every
+    request body after `model_kwargs`; a call's own `extra_body=` is merged after both."""
+    stream_usage: bool = True
+    """Token usage arrives on one chunk of every stream (the service always sends it); `False`
+    leaves it off the chunks. Per call: `stream(..., stream_usage=False)`."""
     streaming: bool = False
     """Stream internally even for `invoke` (LangChain's standard `streaming` flag)."""
     adaptive_concurrency: bool = True
@@ -139,9 +149,22 @@ class ChatKimi(BaseChatModel):
     # Aliases are validation-only so that type checkers see the field names in `__init__`
     # (`ChatKimi(model=..., reasoning_effort=...)` type-checks) while `model_name=`,
     # `effort=`, `max_completion_tokens=` and `stop_sequences=` are accepted at runtime too.
-    model_config = ConfigDict(populate_by_name=True, arbitrary_types_allowed=True)
+    # `hide_input_in_errors`: a validation error would otherwise print the constructor's input,
+    # the API key included.
+    model_config = ConfigDict(
+        populate_by_name=True, arbitrary_types_allowed=True, hide_input_in_errors=True
+    )
 
     # ---------------------------------------------------------------- validation
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_unknown_arguments(cls, values: Any) -> Any:
+        if isinstance(values, dict):
+            refuse_unknown(
+                values, accepted_names(cls.model_fields), public_fields(cls.model_fields)
+            )
+        return values
 
     @field_validator("protocol", mode="before")
     @classmethod
@@ -154,10 +177,7 @@ class ChatKimi(BaseChatModel):
     @field_validator("max_retries")
     @classmethod
     def _check_retries(cls, value: int) -> int:
-        if value < 0:
-            msg = "max_retries must be >= 0"
-            raise ValueError(msg)
-        return value
+        return check_max_retries(value)
 
     @field_validator("max_builtin_rounds")
     @classmethod
@@ -169,16 +189,31 @@ class ChatKimi(BaseChatModel):
 
     @model_validator(mode="after")
     def _settle(self) -> Self:
+        self._check_connection_settings()
         if self.fallback_base_url == _UNSET_FALLBACK:
             # The documented fallback only backs the documented primary: a custom base URL
             # (a proxy, a test server) never silently falls back to the public gateway.
-            default_primary = self.base_url.rstrip("/") == DEFAULT_BASE_URL
+            default_primary = self.base_url == DEFAULT_BASE_URL
             self.fallback_base_url = DOCUMENTED_FALLBACK_URL if default_primary else None
         # Validate field-level settings now (bad effort, TTL, max_tokens...), not at call time.
         resolve_options(self._defaults(), None, {}, stream=False)
         if self.profile is None:
             self.profile = capabilities(self.model, self.protocol).profile()  # type: ignore[assignment]
         return self
+
+    def _check_connection_settings(self) -> None:
+        """Refuse bad base URLs and headers now, not at the first call; drop a trailing `/v1`."""
+        insecure = self.allow_insecure_http
+        base_url = normalize_base_url(self.base_url, label="base_url", allow_insecure_http=insecure)
+        if base_url != self.base_url:  # assigned only when changed: it marks the field as set
+            self.base_url = base_url
+        if self.fallback_base_url not in (None, _UNSET_FALLBACK):
+            fallback = normalize_base_url(
+                self.fallback_base_url, label="fallback_base_url", allow_insecure_http=insecure
+            )
+            if fallback != self.fallback_base_url:
+                self.fallback_base_url = fallback
+        check_default_headers(self.default_headers or {})
 
     def _defaults(self) -> ModelDefaults:
         return ModelDefaults(
@@ -190,7 +225,7 @@ class ChatKimi(BaseChatModel):
             cache_ttl=self.cache_ttl,
             temperature=self.temperature,
             top_p=self.top_p,
-            model_kwargs=self.model_kwargs,
+            model_kwargs={**self.model_kwargs, **(self.extra_body or {})},
         )
 
     # ---------------------------------------------------------------- LangChain metadata
@@ -225,7 +260,7 @@ class ChatKimi(BaseChatModel):
 
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
         params = LangSmithParams(
-            ls_provider="kimi",
+            ls_provider=PROVIDER,
             ls_model_name=str(kwargs.get("model") or self.model),
             ls_model_type="chat",
         )
@@ -283,6 +318,10 @@ class ChatKimi(BaseChatModel):
             self._transport_cache = None
 
     async def aclose(self) -> None:
+        """Async twin of `close`: close the pooled clients ChatKimi created (on their loops).
+
+        Your own `http_client` / `http_async_client` are left open. The model stays usable:
+        the next call opens new connections. `async with ChatKimi(...) as model:` calls it."""
         if self._transport_cache is not None:
             await self._transport_cache.aclose()
             self._transport_cache = None
@@ -343,11 +382,13 @@ class ChatKimi(BaseChatModel):
         if not messages:
             msg = "ChatKimi needs at least one message"
             raise ValueError(msg)
-        options = resolve_options(self._defaults(), stop, kwargs, stream=stream)
-        adapter = _adapter(self.protocol)
-        body = adapter.build_request(messages, options)
+        options = resolve_options(
+            self._defaults(), stop, kwargs, stream=stream, defaults_checked=True
+        )
+        protocol = adapter(self.protocol)
+        body = protocol.build_request(messages, options)
         self._transport()  # the missing-key error comes before anything is sent
-        return adapter, options, body
+        return protocol, options, body
 
     def _invoke_plan(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
@@ -396,12 +437,15 @@ class ChatKimi(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
+        keep_usage = self._stream_usage(kwargs)
         plan = self._stream_plan(messages, stop, kwargs)
         transport = self._transport()
         while plan.pending is not None:
             with plan.guard(), transport.stream_events(plan.adapter.path, plan.pending) as events:
                 plan.start_round(events.base_url)
                 for generation in plan.run_round(events):
+                    if not keep_usage:
+                        _drop_usage(generation)
                     if run_manager is not None:
                         run_manager.on_llm_new_token(token_text(generation), chunk=generation)
                     yield generation
@@ -413,6 +457,7 @@ class ChatKimi(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
+        keep_usage = self._stream_usage(kwargs)
         plan = self._stream_plan(messages, stop, kwargs)
         transport = self._transport()
         while plan.pending is not None:
@@ -420,16 +465,24 @@ class ChatKimi(BaseChatModel):
                 async with transport.astream_events(plan.adapter.path, plan.pending) as events:
                     plan.start_round(events.base_url)
                     async for generation in plan.arun_round(events):
+                        if not keep_usage:
+                            _drop_usage(generation)
                         if run_manager is not None:
                             await run_manager.on_llm_new_token(
                                 token_text(generation), chunk=generation
                             )
                         yield generation
 
+    def _stream_usage(self, kwargs: dict[str, Any]) -> bool:
+        """A call's `stream_usage=` (taken out: it is no body field), else the field."""
+        value = kwargs.pop("stream_usage", None)
+        return self.stream_usage if value is None else bool(value)
+
     # ---------------------------------------------------------------- token estimate
 
     def get_num_tokens(self, text: str) -> int:
-        """Offline estimate (no counting endpoint exists): see `_token_estimate`."""
+        """Offline estimate (no counting endpoint exists): about 4 ASCII characters or 1
+        non-ASCII character per token."""
         return estimate_text_tokens(text)
 
     def get_num_tokens_from_messages(
@@ -466,7 +519,9 @@ class ChatKimi(BaseChatModel):
         if parallel_tool_calls is not None:
             bound["parallel_tool_calls"] = parallel_tool_calls
         # Fail now, not at the first call: resolve once with the same rules as a real call.
-        resolve_options(self._defaults(), None, {**kwargs, **bound}, stream=False)
+        resolve_options(
+            self._defaults(), None, {**kwargs, **bound}, stream=False, defaults_checked=True
+        )
         return super().bind(**bound, **kwargs)
 
     def with_structured_output(
@@ -478,14 +533,24 @@ class ChatKimi(BaseChatModel):
         strict: bool | None = None,
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, dict[str, Any] | Any]:
-        """Structured output, native where documented (see `_structured` for the per-model
-        x protocol choices and fallbacks)."""
-        # Imported on first use: its output parsers cost a third of this package's import time.
+        """Structured output, native where documented.
+
+        `method="json_schema"` (default) uses the service's native structured output where the
+        model x protocol documents it and falls back to a forced tool call elsewhere;
+        `"function_calling"` always uses a tool; `"json_mode"` asks for a JSON object (without
+        a schema on Chat Completions only). `include_raw=True` returns
+        `{"raw", "parsed", "parsing_error"}`. The docs' structured-output page has the table."""
+        # Imported on first use: its output parsers cost a fifth of this package's import time.
         from langchain_kimi import _structured
 
         return _structured.build(
             self, schema, method=method, include_raw=include_raw, strict=strict, **kwargs
         )
+
+
+def _drop_usage(generation: ChatGenerationChunk) -> None:
+    if isinstance(generation.message, AIMessageChunk):
+        generation.message.usage_metadata = None
 
 
 __all__ = ["ChatKimi"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,12 @@ import pytest
 import vcr.request  # type: ignore[import-untyped]
 from vcr import VCR
 
+from langchain_kimi import ChatKimi
 from tests import cassette_format
+from tests.fake_gateway import PLACEHOLDER_KEY, FakeGateway, offline
 
 CASSETTE_ROOT = Path(__file__).resolve().parent.parent / "cassettes"
 PLACEHOLDER_AUTH = "Bearer <EVOLINK_API_KEY>"
-PLACEHOLDER_KEY = "test-key-not-real"
 
 _SECRET_HEADERS = ("authorization", "x-api-key", "api-key", "proxy-authorization")
 _KEYLIKE = re.compile(r"(sk-[A-Za-z0-9_\-]{16,}|Bearer\s+\S{16,})")
@@ -85,3 +87,41 @@ def _placeholder_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("EVOLINK_BASE_URL", raising=False)
     if _record_mode() == "none":
         monkeypatch.setenv("EVOLINK_API_KEY", PLACEHOLDER_KEY)
+
+
+ReplayModel = Callable[..., ChatKimi]
+
+
+@pytest.fixture
+def replay_model() -> ReplayModel:
+    """`replay_model(protocol, model="kimi-k3.1-pro", **fields)`: a ChatKimi for cassette tests.
+
+    The placeholder key on replay (the real `EVOLINK_API_KEY` when re-recording) and
+    `max_retries=0`: each request is exactly one recorded interaction, so a cassette that does
+    not match fails at once instead of being retried. Fields override every default.
+    """
+
+    def make(protocol: str, model: str = "kimi-k3.1-pro", **fields: Any) -> ChatKimi:
+        key = os.environ["EVOLINK_API_KEY"] if _record_mode() != "none" else PLACEHOLDER_KEY
+        settings: dict[str, Any] = {
+            "model": model,
+            "protocol": protocol,
+            "api_key": key,
+            "max_retries": 0,
+        }
+        return ChatKimi(**{**settings, **fields})
+
+    return make
+
+
+@pytest.fixture
+def gateway() -> FakeGateway:
+    """A fresh fake gateway (tests/fake_gateway.py): `gateway.model(protocol, model, **fields)`
+    talks to it, `gateway.bodies` holds what was sent."""
+    return FakeGateway()
+
+
+@pytest.fixture
+def offline_model() -> Callable[..., ChatKimi]:
+    """`offline_model(protocol, model, **fields)`: a ChatKimi that fails the test if it sends."""
+    return offline

@@ -76,3 +76,9 @@ def validate_response(body: dict[str, Any], protocol: str, model: str | None = N
 
 def validate_error(body: dict[str, Any], protocol: str, model: str = "kimi-k3.1-pro") -> None:
     _validator(protocol, model, "error").validate(body)
+
+
+def component_properties(protocol: str, model: str, component: str) -> set[str]:
+    """The documented property names of one `components/schemas` entry (empty if unknown)."""
+    schemas = _document(_DOCS[(protocol, _family(model))])["components"]["schemas"]
+    return set((schemas.get(component) or {}).get("properties") or {})

@@ -3,12 +3,15 @@
 Without `--check` every named group (default: all) is written into `cassettes/`. With `--check`
 they are written into a temporary directory and compared byte for byte with the committed
 files; any difference, missing file or authored file without a script exits 1.
+`--diff DIR` compares cassettes recorded by `./dev live --record DIR` with the authored ones by
+structure (fields, event types and order, usage keys); exit 1 when any differs.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from tests.authoring._check import GROUPS, check, generate
 from tests.authoring._kit import CASSETTE_ROOT
@@ -20,7 +23,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check", action="store_true", help="compare with cassettes/ instead of writing"
     )
+    parser.add_argument("--diff", type=Path, metavar="DIR", help="compare recorded cassettes")
     args = parser.parse_args(argv)
+    if args.diff is not None:
+        from tests.authoring._diff import diff
+
+        lines, total, differing = diff(args.diff)
+        print("\n".join(lines))
+        print(f"{differing} of {total} recorded interaction(s) differ in structure")
+        return 1 if differing else 0
     unknown = sorted(set(args.groups) - set(GROUPS))
     if unknown:
         parser.error(f"unknown group(s) {', '.join(unknown)}; choose from {', '.join(GROUPS)}")

@@ -16,24 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tests import cassette_format
-from tests.authoring._wire import (
-    MESSAGE_STOP,
-    Json,
-    anthropic_message,
-    anthropic_usage,
-    block_delta,
-    block_start,
-    block_stop,
-    frame_anthropic,
-    frame_openai,
-    message_delta,
-    message_start,
-    openai_chunk,
-    openai_completion,
-    openai_usage,
-    openai_usage_chunk,
-    start_usage,
-)
+from tests.authoring import _wire as wire
 
 Cassettes = dict[str, str]
 """A group's output: file path relative to `cassettes/` -> the cassette's YAML text."""
@@ -95,9 +78,9 @@ def _args_text(call: Call) -> str:
     return json.dumps(call.args, ensure_ascii=False)
 
 
-def _openai_usage(reply: Reply) -> Json:
+def _openai_usage(reply: Reply) -> wire.Json:
     prompt = reply.plain_input + reply.cache_read + reply.cache_write
-    return openai_usage(
+    return wire.openai_usage(
         prompt,
         reply.output,
         reply.reasoning_tokens,
@@ -106,8 +89,8 @@ def _openai_usage(reply: Reply) -> Json:
     )
 
 
-def openai_json(reply: Reply) -> Json:
-    message: Json = {
+def openai_json(reply: Reply) -> wire.Json:
+    message: wire.Json = {
         "role": "assistant",
         "content": reply.text or None,
         "reasoning_content": reply.reasoning,
@@ -122,12 +105,12 @@ def openai_json(reply: Reply) -> Json:
             for c in reply.calls
         ]
     finish = "tool_calls" if reply.calls else "stop"
-    return openai_completion(reply.id, reply.model, message, finish, _openai_usage(reply))
+    return wire.openai_completion(reply.id, reply.model, message, finish, _openai_usage(reply))
 
 
 def openai_sse(reply: Reply) -> str:
-    def chunk(delta: Json, finish: str | None = None) -> Json:
-        return openai_chunk(reply.id, reply.model, delta, finish)
+    def chunk(delta: wire.Json, finish: str | None = None) -> wire.Json:
+        return wire.openai_chunk(reply.id, reply.model, delta, finish)
 
     out = [chunk({"role": "assistant", "content": "", "reasoning_content": ""})]
     out += [chunk({"reasoning_content": p}) for p in _pieces(reply.reasoning)]
@@ -142,15 +125,15 @@ def openai_sse(reply: Reply) -> str:
             piece = {"index": index, "function": {"arguments": text[start : start + 12]}}
             out.append(chunk({"tool_calls": [piece]}))
     out.append(chunk({}, "tool_calls" if reply.calls else "stop"))
-    out.append(openai_usage_chunk(reply.id, reply.model, _openai_usage(reply)))
-    return frame_openai(out)
+    out.append(wire.openai_usage_chunk(reply.id, reply.model, _openai_usage(reply)))
+    return wire.frame_openai(out)
 
 
 # --- Reply -> Messages -----------------------------------------------------------------------
 
 
-def _anthropic_usage(reply: Reply) -> Json:
-    usage = anthropic_usage(
+def _anthropic_usage(reply: Reply) -> wire.Json:
+    usage = wire.anthropic_usage(
         reply.plain_input,
         reply.output,
         reply.reasoning_tokens,
@@ -160,8 +143,8 @@ def _anthropic_usage(reply: Reply) -> Json:
     return {**usage, **reply.extra_usage}
 
 
-def _anthropic_blocks(reply: Reply) -> list[Json]:
-    blocks: list[Json] = []
+def _anthropic_blocks(reply: Reply) -> list[wire.Json]:
+    blocks: list[wire.Json] = []
     if reply.reasoning:
         blocks.append(
             {"type": "thinking", "thinking": reply.reasoning, "signature": signature(reply.id)}
@@ -182,8 +165,8 @@ def _anthropic_stop(reply: Reply) -> str:
     return "end_turn"
 
 
-def anthropic_json(reply: Reply) -> Json:
-    return anthropic_message(
+def anthropic_json(reply: Reply) -> wire.Json:
+    return wire.anthropic_message(
         reply.id,
         reply.model,
         _anthropic_blocks(reply),
@@ -195,42 +178,46 @@ def anthropic_json(reply: Reply) -> Json:
 
 def anthropic_sse(reply: Reply) -> str:
     usage = _anthropic_usage(reply)
-    out = [message_start(reply.id, reply.model, start_usage(usage))]
+    out = [wire.message_start(reply.id, reply.model, wire.start_usage(usage))]
     for index, block in enumerate(_anthropic_blocks(reply)):
         kind = block["type"]
         if kind == "thinking":
-            out.append(block_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
+            out.append(
+                wire.block_start(index, {"type": "thinking", "thinking": "", "signature": ""})
+            )
             out += [
-                block_delta(index, {"type": "thinking_delta", "thinking": piece})
+                wire.block_delta(index, {"type": "thinking_delta", "thinking": piece})
                 for piece in _pieces(block["thinking"])
             ]
             out.append(
-                block_delta(index, {"type": "signature_delta", "signature": block["signature"]})
+                wire.block_delta(
+                    index, {"type": "signature_delta", "signature": block["signature"]}
+                )
             )
         elif kind == "text":
-            out.append(block_start(index, {"type": "text", "text": ""}))
+            out.append(wire.block_start(index, {"type": "text", "text": ""}))
             out += [
-                block_delta(index, {"type": "text_delta", "text": piece})
+                wire.block_delta(index, {"type": "text_delta", "text": piece})
                 for piece in _pieces(block["text"])
             ]
         else:
             head = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-            out.append(block_start(index, head))
+            out.append(wire.block_start(index, head))
             text = json.dumps(block["input"], ensure_ascii=False)
             out += [
-                block_delta(
+                wire.block_delta(
                     index, {"type": "input_json_delta", "partial_json": text[start : start + 12]}
                 )
                 for start in range(0, len(text), 12)
             ]
-        out.append(block_stop(index))
+        out.append(wire.block_stop(index))
     final_usage = {
         "output_tokens": reply.output,
         "output_tokens_details": {"thinking_tokens": reply.reasoning_tokens},
     }
-    out.append(message_delta(_anthropic_stop(reply), final_usage, reply.stop_sequence))
-    out.append(MESSAGE_STOP)
-    return frame_anthropic(out)
+    out.append(wire.message_delta(_anthropic_stop(reply), final_usage, reply.stop_sequence))
+    out.append(wire.MESSAGE_STOP)
+    return wire.frame_anthropic(out)
 
 
 # --- interactions ----------------------------------------------------------------------------
@@ -238,12 +225,12 @@ def anthropic_sse(reply: Reply) -> str:
 
 def exchange(
     protocol: str,
-    body: Json,
-    response: Json | str,
+    body: wire.Json,
+    response: wire.Json | str,
     status: tuple[int, str] = (200, "OK"),
     *,
     shared_provenance: bool = False,
-) -> Json:
+) -> wire.Json:
     """One request/response pair: a str response is an SSE body, a dict a JSON body."""
     sse = isinstance(response, str)
     provenance = SHARED_PROVENANCE if shared_provenance else [cassette_format.AUTHORED]
@@ -268,9 +255,9 @@ def exchange(
     }
 
 
-def interaction(protocol: str, body: Json, reply: Reply) -> Json:
+def interaction(protocol: str, body: wire.Json, reply: Reply) -> wire.Json:
     """A `Reply` answering a hand-written body; streaming is decided by the body's `stream`."""
-    response: Json | str
+    response: wire.Json | str
     if body.get("stream"):
         response = openai_sse(reply) if protocol == "openai" else anthropic_sse(reply)
     else:
@@ -278,7 +265,7 @@ def interaction(protocol: str, body: Json, reply: Reply) -> Json:
     return exchange(protocol, body, response, shared_provenance=True)
 
 
-def body_first(item: Json) -> Json:
+def body_first(item: wire.Json) -> wire.Json:
     """The same interaction with the request body written before the request headers.
 
     The features and web_search cassettes were first written in this order; regenerating
@@ -295,7 +282,7 @@ def body_first(item: Json) -> Json:
 # --- cassette text and files -----------------------------------------------------------------
 
 
-def render(interactions: list[Json], note: str = "") -> str:
+def render(interactions: list[wire.Json], note: str = "") -> str:
     """The kimiyaml text; `note` lines become comments after the authored-from-spec header."""
     text = cassette_format.serialize({"version": 1, "interactions": interactions})
     note = note.strip()

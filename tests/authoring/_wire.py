@@ -12,6 +12,12 @@ from typing import Any
 
 Json = dict[str, Any]
 CREATED = 1767225600
+FOREIGN_REASONING = "(reasoning not available)"
+"""ChatKimi's documented placeholder (`langchain_kimi._contract`) for an assistant tool-call
+turn that carries no reasoning: Kimi rejects such turns ("reasoning_content is missing in
+assistant tool call message"). Chat Completions: `reasoning_content`; Messages: an unsigned
+`thinking` block (both Messages schemas require only `type` and `thinking`)."""
+FOREIGN_THINKING = {"type": "thinking", "thinking": FOREIGN_REASONING}
 """The `created` timestamp of every authored Chat Completions response (2026-01-01)."""
 
 

@@ -8,24 +8,8 @@ body is written out by hand from spec/*.yaml.
 from __future__ import annotations
 
 from tests.authoring import _kit
+from tests.authoring import _wire as wire
 from tests.authoring._kit import Cassettes, body_first, exchange, render
-from tests.authoring._wire import (
-    MESSAGE_STOP,
-    PING,
-    Json,
-    anthropic_message,
-    block_delta,
-    block_start,
-    block_stop,
-    frame_anthropic,
-    frame_openai,
-    message_delta,
-    message_start,
-    openai_chunk,
-    openai_completion,
-    openai_usage_chunk,
-    start_usage,
-)
 
 ANTH, OAI = "anthropic", "openai"
 SIG = "EqQDCkgIBxABGAIqQKimiWebSearchAuthoredFromSpecSignatureN4o5P6q7R8s9T0u1V2w3X4y5Z6a7B8c9D0e1F2g3H4i5J6k7L8m9N0o1P2q3R4s5T6u7V8w9X0y1Z2kimiauthoredfromspecsignatureAAAAAAAAGAE="
@@ -33,7 +17,7 @@ PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAh
 MP4 = "AAAAIGZ0eXBpc29tAAACAGlzb21pc28yYXZjMW1wNDE="
 
 
-def interaction(protocol: str, req: Json, resp: Json | str) -> Json:
+def interaction(protocol: str, req: wire.Json, resp: wire.Json | str) -> wire.Json:
     """A hand-written exchange, request body before headers as first committed."""
     return body_first(exchange(protocol, req, resp))
 
@@ -41,12 +25,12 @@ def interaction(protocol: str, req: Json, resp: Json | str) -> Json:
 def amsg(
     model: str,
     mid: str,
-    content: list[Json],
-    usage: Json,
+    content: list[wire.Json],
+    usage: wire.Json,
     stop_reason: str = "end_turn",
     stop_sequence: str | None = None,
-) -> Json:
-    return anthropic_message(mid, model, content, stop_reason, usage, stop_sequence)
+) -> wire.Json:
+    return wire.anthropic_message(mid, model, content, stop_reason, usage, stop_sequence)
 
 
 def a_stream(
@@ -54,32 +38,32 @@ def a_stream(
     mid: str,
     thinking: str,
     texts: list[str],
-    start_usage: Json,
-    delta_usage: Json,
+    start_usage: wire.Json,
+    delta_usage: wire.Json,
     stop_reason: str = "end_turn",
     stop_sequence: str | None = None,
 ) -> str:
     events = [
-        message_start(mid, model, start_usage),
-        block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
-        PING,
-        block_delta(0, {"type": "thinking_delta", "thinking": thinking}),
-        block_delta(0, {"type": "signature_delta", "signature": SIG}),
-        block_stop(0),
-        block_start(1, {"type": "text", "text": ""}),
-        *[block_delta(1, {"type": "text_delta", "text": t}) for t in texts],
-        block_stop(1),
-        message_delta(stop_reason, delta_usage, stop_sequence),
-        MESSAGE_STOP,
+        wire.message_start(mid, model, start_usage),
+        wire.block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
+        wire.PING,
+        wire.block_delta(0, {"type": "thinking_delta", "thinking": thinking}),
+        wire.block_delta(0, {"type": "signature_delta", "signature": SIG}),
+        wire.block_stop(0),
+        wire.block_start(1, {"type": "text", "text": ""}),
+        *[wire.block_delta(1, {"type": "text_delta", "text": t}) for t in texts],
+        wire.block_stop(1),
+        wire.message_delta(stop_reason, delta_usage, stop_sequence),
+        wire.MESSAGE_STOP,
     ]
-    return frame_anthropic(events)
+    return wire.frame_anthropic(events)
 
 
 def completion(
-    model: str, cid: str, content: str, reasoning: str, usage: Json, finish: str = "stop"
-) -> Json:
-    message: Json = {"role": "assistant", "content": content, "reasoning_content": reasoning}
-    return openai_completion(cid, model, message, finish, usage)
+    model: str, cid: str, content: str, reasoning: str, usage: wire.Json, finish: str = "stop"
+) -> wire.Json:
+    message: wire.Json = {"role": "assistant", "content": content, "reasoning_content": reasoning}
+    return wire.openai_completion(cid, model, message, finish, usage)
 
 
 def o_stream(
@@ -87,19 +71,24 @@ def o_stream(
     cid: str,
     reasoning: str,
     texts: list[str],
-    usage: Json,
+    usage: wire.Json,
     usage_in_choice: bool = False,
 ) -> str:
     chunks = [
-        openai_chunk(cid, model, {"role": "assistant", "content": "", "reasoning_content": ""}),
-        openai_chunk(cid, model, {"reasoning_content": reasoning}),
-        *[openai_chunk(cid, model, {"content": t}) for t in texts],
+        wire.openai_chunk(
+            cid, model, {"role": "assistant", "content": "", "reasoning_content": ""}
+        ),
+        wire.openai_chunk(cid, model, {"reasoning_content": reasoning}),
+        *[wire.openai_chunk(cid, model, {"content": t}) for t in texts],
     ]
     if usage_in_choice:
-        chunks.append(openai_chunk(cid, model, {}, "stop", usage=usage))
+        chunks.append(wire.openai_chunk(cid, model, {}, "stop", usage=usage))
     else:
-        chunks += [openai_chunk(cid, model, {}, "stop"), openai_usage_chunk(cid, model, usage)]
-    return frame_openai(chunks)
+        chunks += [
+            wire.openai_chunk(cid, model, {}, "stop"),
+            wire.openai_usage_chunk(cid, model, usage),
+        ]
+    return wire.frame_openai(chunks)
 
 
 def cassettes() -> Cassettes:
@@ -108,14 +97,14 @@ def cassettes() -> Cassettes:
     k31 = "kimi-k3.1-pro"
     ctx = "Here is our style guide: " + "Prefer short sentences. " * 8
     long_prompt = ctx + "Summarize it in three words."
-    req: Json = {
+    req: wire.Json = {
         "model": k31,
         "max_tokens": 131072,
         "messages": [{"role": "user", "content": long_prompt}],
         "output_config": {"effort": "high"},
         "cache_control": {"type": "ephemeral", "ttl": "1h"},
     }
-    usage: Json = {
+    usage: wire.Json = {
         "input_tokens": 30,
         "cache_creation_input_tokens": 2048,
         "cache_read_input_tokens": 1000,
@@ -147,7 +136,7 @@ def cassettes() -> Cassettes:
                     "msg_01KimiEffortCacheZ1x2C3",
                     thinking,
                     ["Prefer short", " sentences."],
-                    start_usage(usage),
+                    wire.start_usage(usage),
                     usage,
                 ),
             ),
@@ -168,7 +157,7 @@ def cassettes() -> Cassettes:
         "reasoning_effort": "max",
         "prompt_cache_options": {"mode": "implicit", "ttl": "5m"},
     }
-    o_usage: Json = {
+    o_usage: wire.Json = {
         "prompt_tokens": 3078,
         "completion_tokens": 120,
         "total_tokens": 3198,
@@ -216,7 +205,7 @@ def cassettes() -> Cassettes:
         "messages": [{"role": "user", "content": stop_prompt}],
         "reasoning_effort": "max",
     }
-    k3u: Json = {
+    k3u: wire.Json = {
         "prompt_tokens": 20,
         "completion_tokens": 40,
         "total_tokens": 60,
@@ -262,7 +251,7 @@ def cassettes() -> Cassettes:
         "messages": [{"role": "user", "content": stop_prompt}],
         "stop_sequences": ["END", "STOP"],
     }
-    a_usage: Json = {
+    a_usage: wire.Json = {
         "input_tokens": 21,
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
@@ -379,12 +368,13 @@ def cassettes() -> Cassettes:
             {
                 "role": "assistant",
                 "content": [
+                    wire.FOREIGN_THINKING,  # a hand-written tool-call turn: ChatKimi's placeholder
                     {
                         "type": "tool_use",
                         "id": "toolu_01KimiShot",
                         "name": "screenshot",
                         "input": {},
-                    }
+                    },
                 ],
             },
             {

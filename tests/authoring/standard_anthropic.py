@@ -12,32 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.authoring import _shared as shared
+from tests.authoring import _wire as wire
 from tests.authoring._kit import Call, Reply, signature
-from tests.authoring._shared import (
-    ADDER,
-    CACHE_CONTEXT,
-    CACHE_READ_PROMPT,
-    CACHE_WRITE_PROMPT,
-    GREETING,
-    HELLO_REASONING,
-    IMAGE_URL,
-    MAGIC,
-    MAGIC_NO_ARGS,
-    PNG_1X1,
-    RANDOM_IMAGE,
-    REASONING_PROMPT,
-    UNICODE_CUSTOMER,
-    WEATHER_AGENT,
-    WEATHER_CHOICE,
-    cache_read_reply,
-    cache_write_reply,
-    hello,
-    joke,
-    joke_schema,
-    magic_call,
-    optional_joke_schema,
-    reasoning_reply,
-)
 
 M = "kimi-k3.1-pro"
 FAST = "kimi-k3.1-pro-highspeed"
@@ -92,15 +69,15 @@ HELLO = [user("Hello")]
 ANY = {"type": "any"}
 PNG_BLOCK = {
     "type": "image",
-    "source": {"type": "base64", "media_type": "image/png", "data": PNG_1X1},
+    "source": {"type": "base64", "media_type": "image/png", "data": shared.PNG_1X1},
 }
 IMAGE_PROMPT = text("Give a concise description of this image.")
 DESCRIBE = Reply(
     "msg_std_image", "A single colored pixel.", "The image is a 1x1 PNG.", plain_input=120
 )
 _TITLED = {
-    "setup": {"title": "Setup", **joke_schema()["properties"]["setup"]},
-    "punchline": {"title": "Punchline", **joke_schema()["properties"]["punchline"]},
+    "setup": {"title": "Setup", **shared.joke_schema()["properties"]["setup"]},
+    "punchline": {"title": "Punchline", **shared.joke_schema()["properties"]["punchline"]},
 }
 JOKE_PROMPT = [user("Tell me a joke about cats.")]
 WEATHER_Q = user("What is the weather in San Francisco, CA?")
@@ -121,14 +98,14 @@ def weather_call(rid: str) -> Reply:
 def table() -> Table:
     t: Table = {}
     for name in ("test_invoke", "test_ainvoke"):
-        t[name] = [(std(HELLO), hello(_rid(name)))]
-    t["test_message_with_name"] = [(std([user("hello")]), hello(_rid("name")))]
+        t[name] = [(std(HELLO), shared.hello(_rid(name)))]
+    t["test_message_with_name"] = [(std([user("hello")]), shared.hello(_rid("name")))]
     for name in ("test_stream", "test_astream"):
         for param in ("model0", "model1"):
             key = f"{name}[{param}]"
-            t[key] = [(_stream(std(HELLO)), hello(_rid(key)))]
+            t[key] = [(_stream(std(HELLO)), shared.hello(_rid(key)))]
     for name in ("test_stream_events_v3", "test_astream_events_v3"):
-        t[name] = [(_stream(std(HELLO)), hello(_rid(name)))]
+        t[name] = [(_stream(std(HELLO)), shared.hello(_rid(name)))]
     for name, stream in (
         ("test_invoke_with_model_override", False),
         ("test_ainvoke_with_model_override", False),
@@ -136,16 +113,18 @@ def table() -> Table:
         ("test_astream_with_model_override", True),
     ):
         body = {**std(HELLO), "model": FAST, **({"stream": True} if stream else {})}
-        t[name] = [(body, hello(_rid(name), model=FAST))]
+        t[name] = [(body, shared.hello(_rid(name), model=FAST))]
     for name in ("test_batch", "test_abatch"):
         t[name] = [
-            (std(HELLO), hello(_rid(name, "_1"))),
-            (std([user("Hey")]), hello(_rid(name, "_2"))),
+            (std(HELLO), shared.hello(_rid(name, "_1"))),
+            (std([user("Hey")]), shared.hello(_rid(name, "_2"))),
         ]
     t["test_conversation"] = [
         (
             std([user("hello"), assistant(text("hello")), user("how are you")]),
-            Reply(_rid("conversation"), "I'm doing well, thanks for asking!", HELLO_REASONING),
+            Reply(
+                _rid("conversation"), "I'm doing well, thanks for asking!", shared.HELLO_REASONING
+            ),
         )
     ]
     t["test_double_messages_conversation"] = [
@@ -158,25 +137,25 @@ def table() -> Table:
                 ],
                 system="hello\n\nhello",
             ),
-            Reply(_rid("double"), "I'm well, thank you!", HELLO_REASONING),
+            Reply(_rid("double"), "I'm well, thank you!", shared.HELLO_REASONING),
         )
     ]
     helpers = [
-        (std([user(REASONING_PROMPT)]), reasoning_reply(_rid("reasoning"))),
+        (std([user(shared.REASONING_PROMPT)]), shared.reasoning_reply(_rid("reasoning"))),
         (
-            std([user(CACHE_READ_PROMPT)], system=CACHE_CONTEXT),
-            cache_read_reply(_rid("cache_read")),
+            std([user(shared.CACHE_READ_PROMPT)], system=shared.CACHE_CONTEXT),
+            shared.cache_read_reply(_rid("cache_read")),
         ),
         (
             std(
-                [user(CACHE_WRITE_PROMPT)],
-                system=CACHE_CONTEXT,
+                [user(shared.CACHE_WRITE_PROMPT)],
+                system=shared.CACHE_CONTEXT,
                 cache_control={"type": "ephemeral", "ttl": "1h"},
             ),
-            cache_write_reply(_rid("cache_write")),
+            shared.cache_write_reply(_rid("cache_write")),
         ),
     ]
-    t["test_usage_metadata"] = [(std(HELLO), hello(_rid("usage"))), *helpers]
+    t["test_usage_metadata"] = [(std(HELLO), shared.hello(_rid("usage"))), *helpers]
     haikus = Reply(
         _rid("haikus"),
         "Morning fog lifts slow\nharbor bells call out to sea\ngulls stitch the gray sky\n\n"
@@ -192,13 +171,17 @@ def table() -> Table:
     ]
     # Native stop sequence on K3.1: the service stops before "you" (the match is excluded).
     stopped = Reply(
-        _rid("stop"), "Hello! How can I help ", HELLO_REASONING, stop_sequence="you", output=19
+        _rid("stop"),
+        "Hello! How can I help ",
+        shared.HELLO_REASONING,
+        stop_sequence="you",
+        output=19,
     )
     t["test_stop_sequence"] = [
         (std([user("hi")], stop_sequences=["you"]), stopped),
         (std([user("hi")], stop_sequences=["you"]), stopped),
     ]
-    magic = {"tools": [tool(MAGIC)], "tool_choice": ANY}
+    magic = {"tools": [tool(shared.MAGIC)], "tool_choice": ANY}
     magic_q = [user("What is the value of magic_function(3)? Use the tool.")]
     for name in (
         "test_tool_calling[model0]",
@@ -206,14 +189,14 @@ def table() -> Table:
         "test_tool_calling_async",
     ):
         t[name] = [
-            (std(magic_q, **magic), magic_call(_rid(name, "_i"), "toolu_magic_01")),
-            (_stream(std(magic_q, **magic)), magic_call(_rid(name, "_s"), "toolu_magic_02")),
+            (std(magic_q, **magic), shared.magic_call(_rid(name, "_i"), "toolu_magic_01")),
+            (_stream(std(magic_q, **magic)), shared.magic_call(_rid(name, "_s"), "toolu_magic_02")),
         ]
     t["test_bind_runnables_as_tools"] = [
         (
             std(
                 [user("Using the tool, generate a Pirate greeting.")],
-                tools=[tool(GREETING)],
+                tools=[tool(shared.GREETING)],
                 tool_choice=ANY,
             ),
             Reply(
@@ -224,7 +207,7 @@ def table() -> Table:
             ),
         )
     ]
-    adder = {"tools": [tool(ADDER)]}
+    adder = {"tools": [tool(shared.ADDER)]}
     answer = Reply(
         _rid("tools_answer"), "The sum of 1 and 2 is 3.", "The tool returned 3.", plain_input=110
     )
@@ -233,7 +216,9 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    assistant(use("abc123", "my_adder_tool", {"a": 1, "b": 2})),
+                    assistant(
+                        wire.FOREIGN_THINKING, use("abc123", "my_adder_tool", {"a": 1, "b": 2})
+                    ),
                     user([result("abc123", '{"result": 3}')]),
                 ],
                 **adder,
@@ -246,7 +231,11 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    assistant(text("some text"), use("abc123", "my_adder_tool", {"a": 1, "b": 2})),
+                    assistant(
+                        wire.FOREIGN_THINKING,
+                        text("some text"),
+                        use("abc123", "my_adder_tool", {"a": 1, "b": 2}),
+                    ),
                     user([result("abc123", '{"result": 3}')]),
                 ],
                 **adder,
@@ -259,7 +248,7 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    assistant(use("abc123", "my_adder_tool", {"a": 1})),
+                    assistant(wire.FOREIGN_THINKING, use("abc123", "my_adder_tool", {"a": 1})),
                     user(
                         [result("abc123", "Error: Missing required argument 'b'.", is_error=True)]
                     ),
@@ -276,16 +265,20 @@ def table() -> Table:
     ]
     t["test_tool_choice"] = [
         (
-            std([user("Hello!")], tools=[tool(MAGIC), tool(WEATHER_CHOICE)], tool_choice=ANY),
-            magic_call(_rid("choice_any"), "toolu_choice_01"),
+            std(
+                [user("Hello!")],
+                tools=[tool(shared.MAGIC), tool(shared.WEATHER_CHOICE)],
+                tool_choice=ANY,
+            ),
+            shared.magic_call(_rid("choice_any"), "toolu_choice_01"),
         ),
         (
-            std([user("Hello!")], tools=[tool(MAGIC)], tool_choice=ANY),
-            magic_call(_rid("choice_named"), "toolu_choice_02"),
+            std([user("Hello!")], tools=[tool(shared.MAGIC)], tool_choice=ANY),
+            shared.magic_call(_rid("choice_named"), "toolu_choice_02"),
         ),
     ]
     no_args_q = [user("What is the value of magic_function_no_args()? Use the tool.")]
-    no_args = {"tools": [tool(MAGIC_NO_ARGS)], "tool_choice": ANY}
+    no_args = {"tools": [tool(shared.MAGIC_NO_ARGS)], "tool_choice": ANY}
     no_args_reply = Reply(
         _rid("no_args"),
         reasoning="The tool takes no arguments; call it.",
@@ -302,12 +295,14 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    assistant(use(few_shot_id, "my_adder_tool", {"a": 1, "b": 2})),
+                    assistant(
+                        wire.FOREIGN_THINKING, use(few_shot_id, "my_adder_tool", {"a": 1, "b": 2})
+                    ),
                     user([result(few_shot_id, '{"result": 3}')]),
                     assistant(text('{"result": 3}')),
                     user("What is 3 + 4"),
                 ],
-                tools=[tool(ADDER)],
+                tools=[tool(shared.ADDER)],
                 tool_choice=ANY,
             ),
             Reply(
@@ -319,16 +314,16 @@ def table() -> Table:
         )
     ]
     schemas = {
-        "pydantic": joke_schema(),
-        "typeddict": joke_schema("JokeDict"),
-        "json_schema": {**joke_schema(), "properties": _TITLED},
+        "pydantic": shared.joke_schema(),
+        "typeddict": shared.joke_schema("JokeDict"),
+        "json_schema": {**shared.joke_schema(), "properties": _TITLED},
     }
     for kind, schema in schemas.items():
         for name in ("test_structured_output", "test_structured_output_async"):
             key = f"{name}[{kind}]"
             t[key] = [
-                (std(JOKE_PROMPT, **fmt(schema)), joke(_rid(key, "_i"))),
-                (_stream(std(JOKE_PROMPT, **fmt(schema))), joke(_rid(key, "_s"))),
+                (std(JOKE_PROMPT, **fmt(schema)), shared.joke(_rid(key, "_i"))),
+                (_stream(std(JOKE_PROMPT, **fmt(schema))), shared.joke(_rid(key, "_s"))),
             ]
     # json_mode on Messages K3.1 is the native json_schema path (there is no JSON-object mode).
     json_mode_prompt = [
@@ -337,21 +332,24 @@ def table() -> Table:
             "'punchline' keys. Return nothing other than JSON."
         )
     ]
-    titled = {**joke_schema(), "properties": _TITLED}
+    titled = {**shared.joke_schema(), "properties": _TITLED}
     t["test_json_mode"] = [
-        (std(json_mode_prompt, **fmt(joke_schema())), joke(_rid("json_mode_1"))),
-        (_stream(std(json_mode_prompt, **fmt(joke_schema()))), joke(_rid("json_mode_2"))),
-        (std(json_mode_prompt, **fmt(titled)), joke(_rid("json_mode_3"))),
-        (_stream(std(json_mode_prompt, **fmt(titled))), joke(_rid("json_mode_4"))),
+        (std(json_mode_prompt, **fmt(shared.joke_schema())), shared.joke(_rid("json_mode_1"))),
+        (
+            _stream(std(json_mode_prompt, **fmt(shared.joke_schema()))),
+            shared.joke(_rid("json_mode_2")),
+        ),
+        (std(json_mode_prompt, **fmt(titled)), shared.joke(_rid("json_mode_3"))),
+        (_stream(std(json_mode_prompt, **fmt(titled))), shared.joke(_rid("json_mode_4"))),
     ]
-    v1_dict = {**joke_schema(), "properties": _TITLED}
+    v1_dict = {**shared.joke_schema(), "properties": _TITLED}
     t["test_structured_output_pydantic_2_v1"] = [
-        (std(JOKE_PROMPT, **fmt(joke_schema())), joke(_rid("v1_1"))),
-        (_stream(std(JOKE_PROMPT, **fmt(joke_schema()))), joke(_rid("v1_2"))),
-        (std(JOKE_PROMPT, **fmt(v1_dict)), joke(_rid("v1_3"))),
-        (_stream(std(JOKE_PROMPT, **fmt(v1_dict))), joke(_rid("v1_4"))),
+        (std(JOKE_PROMPT, **fmt(shared.joke_schema())), shared.joke(_rid("v1_1"))),
+        (_stream(std(JOKE_PROMPT, **fmt(shared.joke_schema()))), shared.joke(_rid("v1_2"))),
+        (std(JOKE_PROMPT, **fmt(v1_dict)), shared.joke(_rid("v1_3"))),
+        (_stream(std(JOKE_PROMPT, **fmt(v1_dict))), shared.joke(_rid("v1_4"))),
     ]
-    opt = optional_joke_schema()
+    opt = shared.optional_joke_schema()
     opt_dict = {
         **opt,
         "properties": {
@@ -371,14 +369,14 @@ def table() -> Table:
     t["test_structured_output_optional_param"] = [
         (
             std([user("Give me the setup to a joke about cats, no punchline.")], **fmt(opt)),
-            joke(_rid("opt_1"), setup_only),
+            shared.joke(_rid("opt_1"), setup_only),
         ),
         (
             std([user("Give me a joke about cats, include the punchline.")], **fmt(opt)),
-            joke(_rid("opt_2")),
+            shared.joke(_rid("opt_2")),
         ),
-        (std(JOKE_PROMPT, **fmt(opt_dict)), joke(_rid("opt_3"))),
-        (std(JOKE_PROMPT, **fmt(opt_typeddict)), joke(_rid("opt_4"))),
+        (std(JOKE_PROMPT, **fmt(opt_dict)), shared.joke(_rid("opt_3"))),
+        (std(JOKE_PROMPT, **fmt(opt_typeddict)), shared.joke(_rid("opt_4"))),
     ]
     t["test_image_inputs"] = [
         (std([user([IMAGE_PROMPT, PNG_BLOCK])]), DESCRIBE),
@@ -389,7 +387,7 @@ def table() -> Table:
                     user(
                         [
                             IMAGE_PROMPT,
-                            {"type": "image", "source": {"type": "url", "url": IMAGE_URL}},
+                            {"type": "image", "source": {"type": "url", "url": shared.IMAGE_URL}},
                         ]
                     )
                 ]
@@ -399,12 +397,12 @@ def table() -> Table:
     ]
     image_turn = [
         user("get a random diagram using the tool and give it a concise description"),
-        assistant(use("1", "random_image", {})),
+        assistant(wire.FOREIGN_THINKING, use("1", "random_image", {})),
         user([result("1", [PNG_BLOCK])]),
     ]
     t["test_image_tool_message"] = [
-        (std(image_turn, tools=[tool(RANDOM_IMAGE)]), DESCRIBE),
-        (std(image_turn, tools=[tool(RANDOM_IMAGE)]), DESCRIBE),
+        (std(image_turn, tools=[tool(shared.RANDOM_IMAGE)]), DESCRIBE),
+        (std(image_turn, tools=[tool(shared.RANDOM_IMAGE)]), DESCRIBE),
     ]
     color_picker = {
         "name": "color_picker",
@@ -433,6 +431,7 @@ def table() -> Table:
                 [
                     user([text("what's your favorite color in this image"), PNG_BLOCK]),
                     assistant(
+                        wire.FOREIGN_THINKING,
                         text("Hmm let me think about that"),
                         use("foo", "color_picker", {"fav_color": "purple"}),
                     ),
@@ -459,7 +458,7 @@ def table() -> Table:
             Reply(
                 _rid("anthropic_inputs_2"),
                 "Glad to hear it! What can I do for you?",
-                HELLO_REASONING,
+                shared.HELLO_REASONING,
             ),
         ),
     ]
@@ -467,7 +466,7 @@ def table() -> Table:
         rid = _rid(f"agent_{param}")
         call = weather_call(rid)
         t[f"test_agent_loop[{param}]"] = [
-            (std([WEATHER_Q], tools=[tool(WEATHER_AGENT)]), call),
+            (std([WEATHER_Q], tools=[tool(shared.WEATHER_AGENT)]), call),
             (
                 std(
                     [
@@ -484,7 +483,7 @@ def table() -> Table:
                         ),
                         user([result("toolu_weather_01", "It's sunny.")]),
                     ],
-                    tools=[tool(WEATHER_AGENT)],
+                    tools=[tool(shared.WEATHER_AGENT)],
                 ),
                 Reply(
                     _rid(f"agent_{param}", "_2"),
@@ -505,7 +504,7 @@ def table() -> Table:
         reasoning_tokens=11,
     )
     t["test_stream_time"] = [(_stream(std([user("Write a story about a cat.")])), story)]
-    uni = {"tools": [tool(UNICODE_CUSTOMER)], "tool_choice": ANY}
+    uni = {"tools": [tool(shared.UNICODE_CUSTOMER)], "tool_choice": ANY}
     t["test_unicode_tool_call_integration"] = [
         (
             std(

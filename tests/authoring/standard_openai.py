@@ -11,33 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.authoring import _shared as shared
+from tests.authoring import _wire as wire
 from tests.authoring._kit import Call, Reply
-from tests.authoring._shared import (
-    ADDER,
-    CACHE_CONTEXT,
-    CACHE_READ_PROMPT,
-    CACHE_WRITE_PROMPT,
-    GREETING,
-    HELLO_REASONING,
-    IMAGE_URL,
-    JOKE_ARGS,
-    MAGIC,
-    MAGIC_NO_ARGS,
-    PNG_1X1,
-    RANDOM_IMAGE,
-    REASONING_PROMPT,
-    UNICODE_CUSTOMER,
-    WEATHER_AGENT,
-    WEATHER_CHOICE,
-    cache_read_reply,
-    cache_write_reply,
-    hello,
-    joke,
-    joke_schema,
-    magic_call,
-    optional_joke_schema,
-    reasoning_reply,
-)
 
 M = "kimi-k3.1-pro"
 FAST = "kimi-k3.1-pro-highspeed"
@@ -70,8 +46,8 @@ def rf(name: str, schema: dict[str, Any]) -> dict[str, Any]:
 
 
 JOKE_PROMPT = [user("Tell me a joke about cats.")]
-JOKE_RF = rf("Joke", strict(joke_schema()))
-JOKEDICT_RF = rf("JokeDict", strict(joke_schema("JokeDict")))
+JOKE_RF = rf("Joke", strict(shared.joke_schema()))
+JOKEDICT_RF = rf("JokeDict", strict(shared.joke_schema("JokeDict")))
 _V1_PROPS = {
     "setup": {"title": "Setup", "description": "question to set up a joke", "type": "string"},
     "punchline": {
@@ -80,7 +56,7 @@ _V1_PROPS = {
         "type": "string",
     },
 }
-_OPT = optional_joke_schema()
+_OPT = shared.optional_joke_schema()
 OPT_JOKE_RF = rf(
     "Joke",
     {
@@ -133,7 +109,7 @@ ADDER_HISTORY_CALL = {
 }
 TOOL_RESULT = {"role": "tool", "tool_call_id": "abc123", "content": '{"result": 3}'}
 IMAGE_PROMPT = {"type": "text", "text": "Give a concise description of this image."}
-IMAGE_DATA = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG_1X1}"}}
+IMAGE_DATA = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{shared.PNG_1X1}"}}
 DESCRIBE = Reply(
     "chatcmpl-std-image", "A single colored pixel.", "The image is a 1x1 PNG.", plain_input=120
 )
@@ -142,6 +118,7 @@ RANDOM_IMAGE_TURN = [
     {
         "role": "assistant",
         "content": None,
+        "reasoning_content": wire.FOREIGN_REASONING,
         "tool_calls": [
             {"id": "1", "type": "function", "function": {"name": "random_image", "arguments": "{}"}}
         ],
@@ -203,15 +180,15 @@ def _stream(body: dict[str, Any]) -> dict[str, Any]:
 def table() -> Table:
     t: Table = {}
     for name in ("test_invoke", "test_ainvoke", "test_message_with_name"):
-        t[name] = [(std(HELLO), hello(f"chatcmpl-std-{name[5:]}"))]
-    t["test_message_with_name"] = [(std([user("hello")]), hello("chatcmpl-std-name"))]
+        t[name] = [(std(HELLO), shared.hello(f"chatcmpl-std-{name[5:]}"))]
+    t["test_message_with_name"] = [(std([user("hello")]), shared.hello("chatcmpl-std-name"))]
     for name in ("test_stream", "test_astream"):
         for param in ("model0", "model1"):
             t[f"{name}[{param}]"] = [
-                (_stream(std(HELLO)), hello(f"chatcmpl-std-{name[5:]}-{param}"))
+                (_stream(std(HELLO)), shared.hello(f"chatcmpl-std-{name[5:]}-{param}"))
             ]
     for name in ("test_stream_events_v3", "test_astream_events_v3"):
-        t[name] = [(_stream(std(HELLO)), hello(f"chatcmpl-std-{name[5:]}"))]
+        t[name] = [(_stream(std(HELLO)), shared.hello(f"chatcmpl-std-{name[5:]}"))]
     for name, stream in (
         ("test_invoke_with_model_override", False),
         ("test_ainvoke_with_model_override", False),
@@ -219,16 +196,18 @@ def table() -> Table:
         ("test_astream_with_model_override", True),
     ):
         body = {**std(HELLO), "model": FAST, **({"stream": True} if stream else {})}
-        t[name] = [(body, hello(f"chatcmpl-std-{name[5:20]}", model=FAST))]
+        t[name] = [(body, shared.hello(f"chatcmpl-std-{name[5:20]}", model=FAST))]
     for name in ("test_batch", "test_abatch"):
         t[name] = [
-            (std(HELLO), hello(f"chatcmpl-std-{name[5:]}-1")),
-            (std([user("Hey")]), hello(f"chatcmpl-std-{name[5:]}-2")),
+            (std(HELLO), shared.hello(f"chatcmpl-std-{name[5:]}-1")),
+            (std([user("Hey")]), shared.hello(f"chatcmpl-std-{name[5:]}-2")),
         ]
     t["test_conversation"] = [
         (
             std([user("hello"), {"role": "assistant", "content": "hello"}, user("how are you")]),
-            Reply("chatcmpl-std-conv", "I'm doing well, thanks for asking!", HELLO_REASONING),
+            Reply(
+                "chatcmpl-std-conv", "I'm doing well, thanks for asking!", shared.HELLO_REASONING
+            ),
         )
     ]
     t["test_double_messages_conversation"] = [
@@ -244,22 +223,25 @@ def table() -> Table:
                     user("how are you"),
                 ]
             ),
-            Reply("chatcmpl-std-double", "I'm well, thank you!", HELLO_REASONING),
+            Reply("chatcmpl-std-double", "I'm well, thank you!", shared.HELLO_REASONING),
         )
     ]
-    cache_system = {"role": "system", "content": CACHE_CONTEXT}
+    cache_system = {"role": "system", "content": shared.CACHE_CONTEXT}
     helpers = [
-        (std([user(REASONING_PROMPT)]), reasoning_reply("chatcmpl-std-reasoning")),
-        (std([cache_system, user(CACHE_READ_PROMPT)]), cache_read_reply("chatcmpl-std-cache-read")),
+        (std([user(shared.REASONING_PROMPT)]), shared.reasoning_reply("chatcmpl-std-reasoning")),
+        (
+            std([cache_system, user(shared.CACHE_READ_PROMPT)]),
+            shared.cache_read_reply("chatcmpl-std-cache-read"),
+        ),
         (
             std(
-                [cache_system, user(CACHE_WRITE_PROMPT)],
+                [cache_system, user(shared.CACHE_WRITE_PROMPT)],
                 prompt_cache_options={"mode": "implicit", "ttl": "1h"},
             ),
-            cache_write_reply("chatcmpl-std-cache-write"),
+            shared.cache_write_reply("chatcmpl-std-cache-write"),
         ),
     ]
-    t["test_usage_metadata"] = [(std(HELLO), hello("chatcmpl-std-usage")), *helpers]
+    t["test_usage_metadata"] = [(std(HELLO), shared.hello("chatcmpl-std-usage")), *helpers]
     haikus = Reply(
         "chatcmpl-std-haikus",
         "Morning fog lifts slow\nharbor bells call out to sea\ngulls stitch the gray sky\n\n"
@@ -274,10 +256,10 @@ def table() -> Table:
         *[(_stream(body), reply) for body, reply in helpers],
     ]
     t["test_stop_sequence"] = [
-        (std([user("hi")]), hello("chatcmpl-std-stop-1")),
-        ({"model": M, "messages": [user("hi")]}, hello("chatcmpl-std-stop-2")),
+        (std([user("hi")]), shared.hello("chatcmpl-std-stop-1")),
+        ({"model": M, "messages": [user("hi")]}, shared.hello("chatcmpl-std-stop-2")),
     ]
-    magic_tools = {"tools": [fn(MAGIC)], "tool_choice": "required"}
+    magic_tools = {"tools": [fn(shared.MAGIC)], "tool_choice": "required"}
     magic_q = [user("What is the value of magic_function(3)? Use the tool.")]
     for name in (
         "test_tool_calling[model0]",
@@ -287,18 +269,18 @@ def table() -> Table:
         t[name] = [
             (
                 std(magic_q, **magic_tools),
-                magic_call(f"chatcmpl-std-{name[5:]}-i", "call_magic_01"),
+                shared.magic_call(f"chatcmpl-std-{name[5:]}-i", "call_magic_01"),
             ),
             (
                 _stream(std(magic_q, **magic_tools)),
-                magic_call(f"chatcmpl-std-{name[5:]}-s", "call_magic_02"),
+                shared.magic_call(f"chatcmpl-std-{name[5:]}-s", "call_magic_02"),
             ),
         ]
     t["test_bind_runnables_as_tools"] = [
         (
             std(
                 [user("Using the tool, generate a Pirate greeting.")],
-                tools=[fn(GREETING)],
+                tools=[fn(shared.GREETING)],
                 tool_choice="required",
             ),
             Reply(
@@ -309,13 +291,18 @@ def table() -> Table:
             ),
         )
     ]
-    adder = {"tools": [fn(ADDER)]}
+    adder = {"tools": [fn(shared.ADDER)]}
     t["test_tool_message_histories_string_content"] = [
         (
             std(
                 [
                     user("What is 1 + 2"),
-                    {"role": "assistant", "content": None, "tool_calls": [ADDER_HISTORY_CALL]},
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "reasoning_content": wire.FOREIGN_REASONING,
+                        "tool_calls": [ADDER_HISTORY_CALL],
+                    },
                     TOOL_RESULT,
                 ],
                 **adder,
@@ -331,6 +318,7 @@ def table() -> Table:
                     {
                         "role": "assistant",
                         "content": "some text",
+                        "reasoning_content": wire.FOREIGN_REASONING,
                         "tool_calls": [ADDER_HISTORY_CALL],
                     },
                     TOOL_RESULT,
@@ -348,6 +336,7 @@ def table() -> Table:
                     {
                         "role": "assistant",
                         "content": None,
+                        "reasoning_content": wire.FOREIGN_REASONING,
                         "tool_calls": [
                             {
                                 "id": "abc123",
@@ -367,11 +356,11 @@ def table() -> Table:
             _tools_reply("chatcmpl-std-tool-error", "The tool needs both numbers: 1 + 2 = 3."),
         )
     ]
-    two_tools = [fn(MAGIC), fn(WEATHER_CHOICE)]
+    two_tools = [fn(shared.MAGIC), fn(shared.WEATHER_CHOICE)]
     t["test_tool_choice"] = [
         (
             std([user("Hello!")], tools=two_tools, tool_choice="required"),
-            magic_call("chatcmpl-std-choice-any", "call_choice_01"),
+            shared.magic_call("chatcmpl-std-choice-any", "call_choice_01"),
         ),
         (
             std(
@@ -379,10 +368,10 @@ def table() -> Table:
                 tools=two_tools,
                 tool_choice={"type": "function", "function": {"name": "magic_function"}},
             ),
-            magic_call("chatcmpl-std-choice-named", "call_choice_02"),
+            shared.magic_call("chatcmpl-std-choice-named", "call_choice_02"),
         ),
     ]
-    no_args = {"tools": [fn(MAGIC_NO_ARGS)], "tool_choice": "required"}
+    no_args = {"tools": [fn(shared.MAGIC_NO_ARGS)], "tool_choice": "required"}
     no_args_q = [user("What is the value of magic_function_no_args()? Use the tool.")]
     no_args_reply = Reply(
         "chatcmpl-std-noargs",
@@ -405,7 +394,12 @@ def table() -> Table:
             std(
                 [
                     user("What is 1 + 2"),
-                    {"role": "assistant", "content": None, "tool_calls": [few_shot_call]},
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "reasoning_content": wire.FOREIGN_REASONING,
+                        "tool_calls": [few_shot_call],
+                    },
                     {
                         "role": "tool",
                         "tool_call_id": "00000000-0000-4000-8000-000000000001",
@@ -414,7 +408,7 @@ def table() -> Table:
                     {"role": "assistant", "content": '{"result": 3}'},
                     user("What is 3 + 4"),
                 ],
-                tools=[fn(ADDER)],
+                tools=[fn(shared.ADDER)],
                 tool_choice="required",
             ),
             Reply(
@@ -429,10 +423,13 @@ def table() -> Table:
         "Joke",
         strict(
             {
-                **joke_schema(),
+                **shared.joke_schema(),
                 "properties": {
-                    "setup": {"title": "Setup", **joke_schema()["properties"]["setup"]},
-                    "punchline": {"title": "Punchline", **joke_schema()["properties"]["punchline"]},
+                    "setup": {"title": "Setup", **shared.joke_schema()["properties"]["setup"]},
+                    "punchline": {
+                        "title": "Punchline",
+                        **shared.joke_schema()["properties"]["punchline"],
+                    },
                 },
             }
         ),
@@ -444,15 +441,18 @@ def table() -> Table:
     ):
         for name in ("test_structured_output", "test_structured_output_async"):
             t[f"{name}[{kind}]"] = [
-                (std(JOKE_PROMPT, response_format=fmt), joke(f"chatcmpl-std-so-{kind}-i")),
-                (_stream(std(JOKE_PROMPT, response_format=fmt)), joke(f"chatcmpl-std-so-{kind}-s")),
+                (std(JOKE_PROMPT, response_format=fmt), shared.joke(f"chatcmpl-std-so-{kind}-i")),
+                (
+                    _stream(std(JOKE_PROMPT, response_format=fmt)),
+                    shared.joke(f"chatcmpl-std-so-{kind}-s"),
+                ),
             ]
-    v1_rf = rf("Joke", strict({**joke_schema(), "properties": _V1_PROPS}))
+    v1_rf = rf("Joke", strict({**shared.joke_schema(), "properties": _V1_PROPS}))
     t["test_structured_output_pydantic_2_v1"] = [
-        (std(JOKE_PROMPT, response_format=JOKE_RF), joke("chatcmpl-std-v1-1")),
-        (_stream(std(JOKE_PROMPT, response_format=JOKE_RF)), joke("chatcmpl-std-v1-2")),
-        (std(JOKE_PROMPT, response_format=v1_rf), joke("chatcmpl-std-v1-3")),
-        (_stream(std(JOKE_PROMPT, response_format=v1_rf)), joke("chatcmpl-std-v1-4")),
+        (std(JOKE_PROMPT, response_format=JOKE_RF), shared.joke("chatcmpl-std-v1-1")),
+        (_stream(std(JOKE_PROMPT, response_format=JOKE_RF)), shared.joke("chatcmpl-std-v1-2")),
+        (std(JOKE_PROMPT, response_format=v1_rf), shared.joke("chatcmpl-std-v1-3")),
+        (_stream(std(JOKE_PROMPT, response_format=v1_rf)), shared.joke("chatcmpl-std-v1-4")),
     ]
     setup_only = '{"setup": "Why did the cat sit on the laptop?", "punchline": null}'
     t["test_structured_output_optional_param"] = [
@@ -461,34 +461,43 @@ def table() -> Table:
                 [user("Give me the setup to a joke about cats, no punchline.")],
                 response_format=OPT_JOKE_RF,
             ),
-            joke("chatcmpl-std-opt-1", setup_only),
+            shared.joke("chatcmpl-std-opt-1", setup_only),
         ),
         (
             std(
                 [user("Give me a joke about cats, include the punchline.")],
                 response_format=OPT_JOKE_RF,
             ),
-            joke("chatcmpl-std-opt-2"),
+            shared.joke("chatcmpl-std-opt-2"),
         ),
-        (std(JOKE_PROMPT, response_format=OPT_DICT_RF), joke("chatcmpl-std-opt-3")),
-        (std(JOKE_PROMPT, response_format=OPT_TYPEDDICT_RF), joke("chatcmpl-std-opt-4")),
+        (std(JOKE_PROMPT, response_format=OPT_DICT_RF), shared.joke("chatcmpl-std-opt-3")),
+        (std(JOKE_PROMPT, response_format=OPT_TYPEDDICT_RF), shared.joke("chatcmpl-std-opt-4")),
     ]
     jm = {"response_format": {"type": "json_object"}}
     t["test_json_mode"] = [
-        (std(JSON_MODE_PROMPT, **jm), joke("chatcmpl-std-json-1")),
-        (_stream(std(JSON_MODE_PROMPT, **jm)), joke("chatcmpl-std-json-2")),
-        (std(JSON_MODE_PROMPT, **jm), joke("chatcmpl-std-json-3")),
-        (_stream(std(JSON_MODE_PROMPT, **jm)), joke("chatcmpl-std-json-4")),
+        (std(JSON_MODE_PROMPT, **jm), shared.joke("chatcmpl-std-json-1")),
+        (_stream(std(JSON_MODE_PROMPT, **jm)), shared.joke("chatcmpl-std-json-2")),
+        (std(JSON_MODE_PROMPT, **jm), shared.joke("chatcmpl-std-json-3")),
+        (_stream(std(JSON_MODE_PROMPT, **jm)), shared.joke("chatcmpl-std-json-4")),
     ]
     t["test_image_inputs"] = [
         (std([user([IMAGE_PROMPT, IMAGE_DATA])]), DESCRIBE),
         (std([user([IMAGE_PROMPT, IMAGE_DATA])]), DESCRIBE),
         (
-            std([user([IMAGE_PROMPT, {"type": "image_url", "image_url": {"url": IMAGE_URL}}])]),
+            std(
+                [
+                    user(
+                        [
+                            IMAGE_PROMPT,
+                            {"type": "image_url", "image_url": {"url": shared.IMAGE_URL}},
+                        ]
+                    )
+                ]
+            ),
             DESCRIBE,
         ),
     ]
-    image_tool = {"tools": [fn(RANDOM_IMAGE)]}
+    image_tool = {"tools": [fn(shared.RANDOM_IMAGE)]}
     t["test_image_tool_message"] = [
         (
             std(
@@ -513,7 +522,7 @@ def table() -> Table:
     ]
     for param in ("model0", "model1"):
         t[f"test_agent_loop[{param}]"] = [
-            (std([WEATHER_Q], tools=[fn(WEATHER_AGENT)]), WEATHER_CALL),
+            (std([WEATHER_Q], tools=[fn(shared.WEATHER_AGENT)]), WEATHER_CALL),
             (
                 std(
                     [
@@ -525,7 +534,7 @@ def table() -> Table:
                             "content": "It's sunny.",
                         },
                     ],
-                    tools=[fn(WEATHER_AGENT)],
+                    tools=[fn(shared.WEATHER_AGENT)],
                 ),
                 WEATHER_ANSWER,
             ),
@@ -540,7 +549,7 @@ def table() -> Table:
         reasoning_tokens=11,
     )
     t["test_stream_time"] = [(_stream(std([user("Write a story about a cat.")])), story)]
-    uni = {"tools": [fn(UNICODE_CUSTOMER)], "tool_choice": "required"}
+    uni = {"tools": [fn(shared.UNICODE_CUSTOMER)], "tool_choice": "required"}
     t["test_unicode_tool_call_integration"] = [
         (
             std(
@@ -568,4 +577,4 @@ def table() -> Table:
     return t
 
 
-__all__ = ["JOKE_ARGS", "table"]
+__all__ = ["table"]

@@ -12,77 +12,67 @@ from __future__ import annotations
 from typing import Any
 
 from tests.authoring import _kit
+from tests.authoring import _wire as wire
 from tests.authoring._kit import Cassettes, exchange, render
-from tests.authoring._wire import (
-    MESSAGE_STOP,
-    Json,
-    anthropic_message,
-    anthropic_usage,
-    block_delta,
-    block_start,
-    block_stop,
-    frame_anthropic,
-    frame_openai,
-    message_delta,
-    message_start,
-    openai_chunk,
-    openai_completion,
-    openai_usage,
-    openai_usage_chunk,
-    start_usage,
-)
 
 SIG = "EqQDCkgIBxABGAIqQKimiStructuredAuthoredFromSpecSignature0aLyE9gTiUw4sPnQ2mHvYdCxK6jRbA5oFz1eIlSuN7gqWy3tVhDp0kZcMxOa8SDBpG2n4rQv7yUeJwLhoMT2xRk9aBcVd3eFgHIjCq5Wm1Ns8Yt0Lr4Kp6Jz2Xv9Ub7AAAAGAE="
-USAGE_A = anthropic_usage(40, 30, 12)
-USAGE_O = openai_usage(40, 30, 12)
+USAGE_A = wire.anthropic_usage(40, 30, 12)
+USAGE_O = wire.openai_usage(40, 30, 12)
 
 
-def oa_resp(rid: str, model: str, content: str, reasoning: str, finish: str = "stop") -> Json:
-    message: Json = {"role": "assistant", "content": content, "reasoning_content": reasoning}
-    return openai_completion(rid, model, message, finish, USAGE_O)
+def oa_resp(rid: str, model: str, content: str, reasoning: str, finish: str = "stop") -> wire.Json:
+    message: wire.Json = {"role": "assistant", "content": content, "reasoning_content": reasoning}
+    return wire.openai_completion(rid, model, message, finish, USAGE_O)
 
 
 def oa_sse(rid: str, model: str, pieces: list[str], reasoning: str) -> str:
     chunks = [
-        openai_chunk(rid, model, {"role": "assistant", "content": "", "reasoning_content": ""}),
-        openai_chunk(rid, model, {"reasoning_content": reasoning}),
-        *[openai_chunk(rid, model, {"content": p}) for p in pieces],
-        openai_chunk(rid, model, {}, "stop"),
-        openai_usage_chunk(rid, model, USAGE_O),
+        wire.openai_chunk(
+            rid, model, {"role": "assistant", "content": "", "reasoning_content": ""}
+        ),
+        wire.openai_chunk(rid, model, {"reasoning_content": reasoning}),
+        *[wire.openai_chunk(rid, model, {"content": p}) for p in pieces],
+        wire.openai_chunk(rid, model, {}, "stop"),
+        wire.openai_usage_chunk(rid, model, USAGE_O),
     ]
-    return frame_openai(chunks)
+    return wire.frame_openai(chunks)
 
 
 def an_resp(
-    rid: str, model: str, blocks: list[Json], reasoning: str, stop: str = "end_turn"
-) -> Json:
-    thinking: Json = {"type": "thinking", "thinking": reasoning, "signature": SIG}
-    return anthropic_message(rid, model, [thinking, *blocks], stop, USAGE_A)
+    rid: str, model: str, blocks: list[wire.Json], reasoning: str, stop: str = "end_turn"
+) -> wire.Json:
+    thinking: wire.Json = {"type": "thinking", "thinking": reasoning, "signature": SIG}
+    return wire.anthropic_message(rid, model, [thinking, *blocks], stop, USAGE_A)
 
 
 def an_sse(
-    rid: str, model: str, reasoning: str, block: Json, pieces: list[str], stop: str = "end_turn"
+    rid: str,
+    model: str,
+    reasoning: str,
+    block: wire.Json,
+    pieces: list[str],
+    stop: str = "end_turn",
 ) -> str:
     kind, key = (
         ("text_delta", "text") if block["type"] == "text" else ("input_json_delta", "partial_json")
     )
     final = {k: USAGE_A[k] for k in ("output_tokens", "output_tokens_details")}
     events = [
-        message_start(rid, model, start_usage(USAGE_A)),
-        block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
-        block_delta(0, {"type": "thinking_delta", "thinking": reasoning}),
-        block_delta(0, {"type": "signature_delta", "signature": SIG}),
-        block_stop(0),
-        block_start(1, block),
-        *[block_delta(1, {"type": kind, key: p}) for p in pieces],
-        block_stop(1),
-        message_delta(stop, final),
-        MESSAGE_STOP,
+        wire.message_start(rid, model, wire.start_usage(USAGE_A)),
+        wire.block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
+        wire.block_delta(0, {"type": "thinking_delta", "thinking": reasoning}),
+        wire.block_delta(0, {"type": "signature_delta", "signature": SIG}),
+        wire.block_stop(0),
+        wire.block_start(1, block),
+        *[wire.block_delta(1, {"type": kind, key: p}) for p in pieces],
+        wire.block_stop(1),
+        wire.message_delta(stop, final),
+        wire.MESSAGE_STOP,
     ]
-    return frame_anthropic(events)
+    return wire.frame_anthropic(events)
 
 
-def pair(protocol: str, body: dict[str, Any], resp: Json, sse: str) -> list[Json]:
+def pair(protocol: str, body: dict[str, Any], resp: wire.Json, sse: str) -> list[wire.Json]:
     """The same hand-written body invoked, then streamed."""
     return [exchange(protocol, body, resp), exchange(protocol, {**body, "stream": True}, sse)]
 
@@ -90,13 +80,13 @@ def pair(protocol: str, body: dict[str, Any], resp: Json, sse: str) -> list[Json
 def structured_output() -> Cassettes:
     """with_structured_output: structured_cassettes/."""
     files: Cassettes = {}
-    user: list[Json] = [
+    user: list[wire.Json] = [
         {"role": "user", "content": "What is the weather in Paris? Answer with the schema."}
     ]
-    trip_user: list[Json] = [{"role": "user", "content": "Plan a short trip to Portugal."}]
+    trip_user: list[wire.Json] = [{"role": "user", "content": "Plan a short trip to Portugal."}]
 
     # --- openai, pydantic Weather, json_schema strict (optional `summary` made nullable) ----------
-    weather_strict: Json = {
+    weather_strict: wire.Json = {
         "title": "Weather",
         "description": "Current weather in a city.",
         "type": "object",
@@ -108,7 +98,7 @@ def structured_output() -> Cassettes:
         "required": ["city", "temperature_c", "summary"],
         "additionalProperties": False,
     }
-    body: Json = {
+    body: wire.Json = {
         "model": "kimi-k3.1-pro",
         "messages": user,
         "response_format": {
@@ -134,7 +124,7 @@ def structured_output() -> Cassettes:
     )
 
     # --- openai highspeed, JSON-schema dict with nested array and an optional field ---------------
-    trip_strict: Json = {
+    trip_strict: wire.Json = {
         "title": "trip",
         "description": "A trip plan.",
         "type": "object",
@@ -184,7 +174,7 @@ def structured_output() -> Cassettes:
     )
 
     # --- anthropic K3.1, TypedDict (nested, NotRequired) via output_config.format ------------------
-    trip_td: Json = {
+    trip_td: wire.Json = {
         "$defs": {
             "Stop": {
                 "properties": {
@@ -239,7 +229,7 @@ def structured_output() -> Cassettes:
     )
 
     # --- anthropic kimi-k3: no output_config -> forced tool {"type":"tool"} -------------------------
-    weather_params: Json = {
+    weather_params: wire.Json = {
         "properties": {
             "city": {"type": "string"},
             "temperature_c": {"type": "number"},
@@ -262,7 +252,7 @@ def structured_output() -> Cassettes:
         "tool_choice": {"type": "tool", "name": "Weather"},
     }
     reasoning_k3 = "I must call the Weather tool with Paris values."
-    inp: Json = {"city": "Paris", "temperature_c": 21.5}
+    inp: wire.Json = {"city": "Paris", "temperature_c": 21.5}
     files["structured_cassettes/anthropic_k3_tool.yaml"] = render(
         pair(
             "anthropic",
@@ -294,7 +284,7 @@ def structured_output() -> Cassettes:
     )
 
     # --- openai, invalid JSON (cut off at max_completion_tokens) -> include_raw ---------------------
-    weather_json: Json = {
+    weather_json: wire.Json = {
         "title": "weather",
         "type": "object",
         "properties": {"city": {"type": "string"}, "temperature_c": {"type": "number"}},
@@ -332,16 +322,16 @@ def structured_output() -> Cassettes:
 def structured_agent() -> Cassettes:
     """create_agent(response_format=...): structured_agent/."""
     files: Cassettes = {}
-    agent_user: list[Json] = [
+    agent_user: list[wire.Json] = [
         {"role": "user", "content": "Report the weather in Paris as structured data."}
     ]
-    tool_params: Json = {
+    tool_params: wire.Json = {
         "properties": {"city": {"type": "string"}},
         "required": ["city"],
         "type": "object",
     }
     tool_description = "Look up the current weather for a city."
-    agent_schema: Json = {
+    agent_schema: wire.Json = {
         "description": "Current weather in a city.",
         "properties": {
             "city": {"title": "City", "type": "string"},
@@ -358,7 +348,7 @@ def structured_agent() -> Cassettes:
     }
     answer = '{"city": "Paris", "temperature_c": 21.5, "summary": "Sunny"}'
     reasoning = "I already know the answer format; no tool call is needed."
-    body: Json = {
+    body: wire.Json = {
         "model": "kimi-k3.1-pro",
         "messages": agent_user,
         "tools": [
@@ -408,7 +398,7 @@ def structured_agent() -> Cassettes:
         ],
         "create_agent(response_format=Weather) on /v1/messages with kimi-k3.1-pro: the response_format\nbind kwarg becomes output_config.format; one call, no tool use.",
     )
-    weather_tool: Json = {
+    weather_tool: wire.Json = {
         "name": "Weather",
         "description": "Current weather in a city.",
         "input_schema": {
@@ -431,7 +421,7 @@ def structured_agent() -> Cassettes:
         ],
         "tool_choice": {"type": "any"},
     }
-    inp: Json = {"city": "Paris", "temperature_c": 21.5, "summary": "Sunny"}
+    inp: wire.Json = {"city": "Paris", "temperature_c": 21.5, "summary": "Sunny"}
     files["structured_agent/anthropic_k3_tool_strategy.yaml"] = render(
         [
             exchange(

@@ -11,16 +11,8 @@ from __future__ import annotations
 import copy
 
 from tests.authoring import _kit
+from tests.authoring import _wire as wire
 from tests.authoring._kit import Cassettes, exchange, render
-from tests.authoring._wire import (
-    Json,
-    anthropic_message,
-    anthropic_usage,
-    openai_completion,
-    openai_usage,
-    stream_completion,
-    stream_message,
-)
 
 
 def sig(tag: str) -> str:
@@ -34,37 +26,37 @@ def sig(tag: str) -> str:
     )
 
 
-def a_msg(mid: str, model: str, content: list[Json], stop: str, usage: Json) -> Json:
-    return anthropic_message(mid, model, content, stop, usage)
+def a_msg(mid: str, model: str, content: list[wire.Json], stop: str, usage: wire.Json) -> wire.Json:
+    return wire.anthropic_message(mid, model, content, stop, usage)
 
 
-def a_usage(inp: int, out: int, think: int, read: int = 0) -> Json:
-    return anthropic_usage(inp, out, think, read=read)
+def a_usage(inp: int, out: int, think: int, read: int = 0) -> wire.Json:
+    return wire.anthropic_usage(inp, out, think, read=read)
 
 
-def o_resp(cid: str, model: str, message: Json, finish: str, usage: Json) -> Json:
-    return openai_completion(cid, model, message, finish, usage)
+def o_resp(cid: str, model: str, message: wire.Json, finish: str, usage: wire.Json) -> wire.Json:
+    return wire.openai_completion(cid, model, message, finish, usage)
 
 
-def o_usage(prompt: int, out: int, think: int, cached: int = 0) -> Json:
-    return openai_usage(prompt, out, think, cached=cached)
+def o_usage(prompt: int, out: int, think: int, cached: int = 0) -> wire.Json:
+    return wire.openai_usage(prompt, out, think, cached=cached)
 
 
-def pair(protocol: str, body: Json, reply: Json, *, stream: bool) -> Json:
+def pair(protocol: str, body: wire.Json, reply: wire.Json, *, stream: bool) -> wire.Json:
     """The hand-written body and reply as they go over the wire, non-streaming or streaming."""
     if not stream:
         return exchange(protocol, body, reply)
-    streamed: Json = {**copy.deepcopy(body), "stream": True}
+    streamed: wire.Json = {**copy.deepcopy(body), "stream": True}
     return exchange(
         protocol,
         streamed,
-        stream_message(reply) if protocol == "anthropic" else stream_completion(reply),
+        wire.stream_message(reply) if protocol == "anthropic" else wire.stream_completion(reply),
     )
 
 
 K31, K3 = "kimi-k3.1-pro", "kimi-k3"
 Q = "What is the weather in Oslo, and what time is it?"
-WEATHER_A: Json = {
+WEATHER_A: wire.Json = {
     "name": "get_weather",
     "description": "Get the current weather for a city.",
     "input_schema": {
@@ -73,12 +65,12 @@ WEATHER_A: Json = {
         "type": "object",
     },
 }
-TIME_A: Json = {
+TIME_A: wire.Json = {
     "name": "get_time",
     "description": "Get the current UTC time.",
     "input_schema": {"properties": {}, "type": "object"},
 }
-WEATHER_O: Json = {
+WEATHER_O: wire.Json = {
     "type": "function",
     "function": {
         "name": "get_weather",
@@ -86,7 +78,7 @@ WEATHER_O: Json = {
         "parameters": WEATHER_A["input_schema"],
     },
 }
-TIME_O: Json = {
+TIME_O: wire.Json = {
     "type": "function",
     "function": {
         "name": "get_time",
@@ -106,7 +98,7 @@ def anthropic_parallel_loop() -> Cassettes:
     files: Cassettes = {}
     r1 = "The user wants two facts. I will call get_weather for Oslo and get_time in parallel."
     r2 = "Both tools answered; the clock tool failed, so I report the weather only."
-    a_turn1: list[Json] = [
+    a_turn1: list[wire.Json] = [
         {"type": "thinking", "thinking": r1, "signature": sig("A1")},
         {"type": "text", "text": "Let me check both."},
         {
@@ -118,7 +110,7 @@ def anthropic_parallel_loop() -> Cassettes:
         {"type": "tool_use", "id": "toolu_01ClockUtc3Zp8", "name": "get_time", "input": {}},
     ]
     a_final = "Oslo is at -3°C with light snow. The clock service is unavailable right now."
-    a_req1: Json = {
+    a_req1: wire.Json = {
         "model": K31,
         "max_tokens": 131072,
         "messages": [{"role": "user", "content": Q}],
@@ -174,7 +166,7 @@ def anthropic_parallel_loop() -> Cassettes:
 
 def anthropic_k3_named_choice() -> Cassettes:
     files: Cassettes = {}
-    k3_turn1: list[Json] = [
+    k3_turn1: list[wire.Json] = [
         {
             "type": "thinking",
             "thinking": "I am required to call get_weather.",
@@ -187,7 +179,7 @@ def anthropic_k3_named_choice() -> Cassettes:
             "input": {"city": "Oslo"},
         },
     ]
-    k_req1: Json = {
+    k_req1: wire.Json = {
         "model": K3,
         "max_tokens": 131072,
         "messages": [{"role": "user", "content": "Weather in Oslo?"}],
@@ -233,7 +225,7 @@ def anthropic_k3_named_choice() -> Cassettes:
 def openai_parallel_loop() -> Cassettes:
     files: Cassettes = {}
     or1 = "Two facts needed: call get_weather(Oslo) and get_time together."
-    o_calls: list[Json] = [
+    o_calls: list[wire.Json] = [
         # Original argument strings (compact spacing, empty for the no-argument tool) are echoed as is.
         {
             "id": "functions.get_weather:0",
@@ -246,13 +238,13 @@ def openai_parallel_loop() -> Cassettes:
             "function": {"name": "get_time", "arguments": ""},
         },
     ]
-    o_msg1: Json = {
+    o_msg1: wire.Json = {
         "role": "assistant",
         "content": None,
         "reasoning_content": or1,
         "tool_calls": o_calls,
     }
-    o_req1: Json = {
+    o_req1: wire.Json = {
         "model": K31,
         "messages": [{"role": "user", "content": Q}],
         "tools": [WEATHER_O, TIME_O],
@@ -298,7 +290,7 @@ def mixed_histories() -> Cassettes:
     from_openai_reasoning = "Call get_weather for Oslo."
     # openai protocol, history: a turn produced on the anthropic protocol (toolu_ id, thinking) and
     # a turn from another provider (call_ id, no reasoning).
-    m_o_req: Json = {
+    m_o_req: wire.Json = {
         "model": K31,
         "messages": [
             {"role": "user", "content": "Weather in Oslo?"},
@@ -324,6 +316,8 @@ def mixed_histories() -> Cassettes:
             {
                 "role": "assistant",
                 "content": None,
+                # No reasoning of its own: ChatKimi's placeholder (Kimi rejects it missing).
+                "reasoning_content": wire.FOREIGN_REASONING,
                 "tool_calls": [
                     {
                         "id": "call_Xk2pL9mQ4rT",
@@ -351,11 +345,12 @@ def mixed_histories() -> Cassettes:
         [pair("openai", m_o_req, m_o_rep, stream=False)],
         "Chat Completions request whose history mixes a turn produced on the Messages protocol\n"
         "(toolu_ id; its thinking sent as reasoning_content, arguments re-serialized) and a turn from\n"
-        "another provider (call_ id, no reasoning, its original arguments string kept).",
+        "another provider (call_ id, no reasoning: the placeholder reasoning_content is sent, its\n"
+        "original arguments string kept).",
     )
     # anthropic protocol, history: a turn produced on the openai protocol (Kimi-style id,
     # reasoning_content) and a turn from another provider (call_ id, no reasoning).
-    m_a_req: Json = {
+    m_a_req: wire.Json = {
         "model": K31,
         "max_tokens": 131072,
         "messages": [
@@ -394,12 +389,14 @@ def mixed_histories() -> Cassettes:
             {
                 "role": "assistant",
                 "content": [
+                    # No thinking of its own: ChatKimi's unsigned placeholder block.
+                    wire.FOREIGN_THINKING,
                     {
                         "type": "tool_use",
                         "id": "call_Xk2pL9mQ4rT",
                         "name": "get_weather",
                         "input": {"city": "Rome"},
-                    }
+                    },
                 ],
             },
             {
@@ -425,7 +422,7 @@ def mixed_histories() -> Cassettes:
         [pair("anthropic", m_a_req, m_a_rep, stream=False)],
         "Messages request whose history mixes a turn produced on Chat Completions (Kimi-style id\n"
         "functions.get_weather:0; reasoning_content sent as a thinking block without signature) and a\n"
-        "turn from another provider (call_ id, no reasoning).",
+        "turn from another provider (call_ id, no reasoning: an unsigned placeholder thinking block).",
     )
     return files
 

@@ -11,31 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from tests.authoring import _kit
+from tests.authoring import _wire as wire
 from tests.authoring._kit import Cassettes, render
-from tests.authoring._wire import (
-    MESSAGE_STOP,
-    PING,
-    Json,
-    anthropic_message,
-    block_delta,
-    block_start,
-    block_stop,
-    compact,
-    frame_anthropic,
-    frame_openai,
-    halves,
-    message_delta,
-    message_start,
-    openai_chunk,
-    openai_completion,
-    openai_usage_chunk,
-    start_usage,
-)
 from tests.authoring.features import ANTH, OAI, SIG, interaction
 
 M = "kimi-k3.1-pro"
 Q = "What is the latest stable Python release? Answer in one sentence."
-TOOLS: list[Json] = [{"type": "web_search"}]
+TOOLS: list[wire.Json] = [{"type": "web_search"}]
 A1 = '{"query":"latest stable Python release","search_id":"ws_7Hq2Lm9Vb4"}'
 A2A = '{"query":"Python 3.14 release notes","search_id":"ws_3Fh8Kd1Wp6"}'
 A2B = '{"query":"python.org downloads latest","search_id":"ws_5Rt7Yu2Io9"}'
@@ -43,7 +25,7 @@ R1 = "I should check the web for the current release."
 R2 = " The first results mention 3.14; let me confirm on python.org."
 R3 = " Both sources agree on 3.14."
 ANSWER = "The latest stable Python release is Python 3.14."
-ASSIST1: Json = {
+ASSIST1: wire.Json = {
     "role": "assistant",
     "content": None,
     "reasoning_content": R1,
@@ -55,7 +37,7 @@ ASSIST1: Json = {
         }
     ],
 }
-ASSIST2: Json = {
+ASSIST2: wire.Json = {
     "role": "assistant",
     "content": None,
     "reasoning_content": R2,
@@ -72,36 +54,36 @@ ASSIST2: Json = {
         },
     ],
 }
-TOOL1: list[Json] = [{"role": "tool", "tool_call_id": "call_ws_01", "content": A1}]
-TOOL2: list[Json] = [
+TOOL1: list[wire.Json] = [{"role": "tool", "tool_call_id": "call_ws_01", "content": A1}]
+TOOL2: list[wire.Json] = [
     {"role": "tool", "tool_call_id": "call_ws_02", "content": A2A},
     {"role": "tool", "tool_call_id": "call_ws_03", "content": A2B},
 ]
-U1: Json = {
+U1: wire.Json = {
     "prompt_tokens": 40,
     "completion_tokens": 30,
     "total_tokens": 70,
     "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 40},
     "completion_tokens_details": {"reasoning_tokens": 12},
 }
-U2: Json = {
+U2: wire.Json = {
     "prompt_tokens": 900,
     "completion_tokens": 50,
     "total_tokens": 950,
     "prompt_tokens_details": {"cached_tokens": 40, "cache_write_tokens": 860},
     "completion_tokens_details": {"reasoning_tokens": 20},
 }
-U3: Json = {
+U3: wire.Json = {
     "prompt_tokens": 2500,
     "completion_tokens": 25,
     "total_tokens": 2525,
     "prompt_tokens_details": {"cached_tokens": 900, "cache_write_tokens": 1600},
     "completion_tokens_details": {"reasoning_tokens": 9},
 }
-BASE: list[Json] = [{"role": "user", "content": Q}]
-FINAL: Json = {"role": "assistant", "content": ANSWER, "reasoning_content": R3}
+BASE: list[wire.Json] = [{"role": "user", "content": Q}]
+FINAL: wire.Json = {"role": "assistant", "content": ANSWER, "reasoning_content": R3}
 Q2 = "And the one before it?"
-WEATHER: Json = {
+WEATHER: wire.Json = {
     "type": "function",
     "function": {
         "name": "get_weather",
@@ -115,7 +97,7 @@ WEATHER: Json = {
 }
 QM = "Search for tomorrow's big events in Paris and tell me the weather there."
 AM = '{"query":"Paris events tomorrow","search_id":"ws_9Mx1Nc2Bv3"}'
-MIXED: Json = {
+MIXED: wire.Json = {
     "role": "assistant",
     "content": None,
     "reasoning_content": "I need a search and the weather tool.",
@@ -134,18 +116,18 @@ MIXED: Json = {
 }
 AQ = "How do I update a web app to TypeScript 5.5?"
 AQ2 = "Thanks. Is 5.5 still supported?"
-ATOOL: Json = {"type": "web_search_20250305", "name": "web_search", "max_uses": 1}
+ATOOL: wire.Json = {"type": "web_search_20250305", "name": "web_search", "max_uses": 1}
 THINK = "The user wants upgrade steps for TypeScript 5.5; I should search."
 ENC1 = "EqcCCioIDRgCIiQzOTYzNWQzYi1lYmZkLTQ5ODctOTkyMS1iMjI4ZDQ4MTc0ZDYSDIpbb4mpYYLd+Ug4VBoMMMXk9QcXZD7afbzGIjA/H5WBC1diePl1DvZbeIhgojr5Grk8yvoWZRRH4EDj+fraUojGMMAPEb+RE0I05kcqsB2P1FKK6WR2sawrrNaQnLi/oVFgRe1BKxGg44XbP+38Grai9jc1IXbHCltefYGV9YQpsqe7W0d72sZFAqF3HZ1VA9fSg6Unaf8qQqQX4xcVD5ys5e+40MbcHcQP9da4NkH2HSfxthM7mo/4AN3fNUsChVwCKGOVY5SWyi+ZgttdV2bLxZhPjwaZOvMCfCgbfs/BgnRQEcOvmnkaCp4LyQHkV3pl9SiPCygkvqYABO7EwAHGQDaT67WoQDtLo1EZ89gK/96r9j3igqxZLrhB2sXRZb05fPfd/F75Gi43RBcXLdVYILTqJSEzWy6o5B2IlYCncZyEWIG+/piwYiAcJiSuOPyYbes3st1yrzyWHfgOqDXrTu6NQj32HoTZCuVKrnHub3Q/jojtzCvSll7o7Sf10sN3gZTNlWW7a23BCbB+fxpT"
 ENC2 = "Eu8BCioIDRgCIiQ2NGRlMjdlNy1hODBkLTRlYTEtYWQ1Zi1kNTlmMzRmMjg3ZjQSDKimiAuthoredResult2xGgyXk9QcXZD7afbzGIjA/H5WBC1diePl1DvZbeIhgojr5Grk8yvoWZRRH4EDj+fraUojGMMAPEb+RE0I05kcqsB2P1FKK6WR2sawrrNaQnLi/oVFgRe1BKxGg44XbP+38Grai9jc1IXbHCltefYGV9YQpsqe7W0d72sZFAqF3HZ1VA9fSg6Unaf8qQqQX4xcVD5ys5e+40MbcHcQP9da4NkH2HSfxthM7mo/4AN3fNUsChVwCKGOVY5SWyi+ZgttdV2bLxZhPjwaZOvMCfCgbfs/BgnRQEcOvmnkaCp4LyQHkV3pl9SiPCygkvq"
-CITE: Json = {
+CITE: wire.Json = {
     "type": "web_search_result_location",
     "cited_text": "TypeScript 5.5 is available through npm: npm install -D typescript",
     "url": "https://devblogs.microsoft.com/typescript/announcing-typescript-5-5/",
     "title": "Announcing TypeScript 5.5",
     "encrypted_index": "EpMBCioIDRgCIiQ2NGRlMjdlNy1hODBkLTRlYTEtYWQ1Zi1kNTlmMzRmMjg3ZjQSDKimiAuthoredIndexGgz3VjZ2ZmVkZGVjYWJiIjCb2Y3Z",
 }
-BLOCKS: list[Json] = [
+BLOCKS: list[wire.Json] = [
     {"type": "thinking", "thinking": THINK, "signature": SIG},
     {
         "type": "server_tool_use",
@@ -188,7 +170,7 @@ BLOCKS: list[Json] = [
     {"type": "text", "text": "Run npm install -D typescript@5.5", "citations": [CITE]},
     {"type": "text", "text": ", then fix the new type errors the compiler reports."},
 ]
-AUSAGE: Json = {
+AUSAGE: wire.Json = {
     "input_tokens": 2050,
     "cache_creation_input_tokens": 0,
     "cache_read_input_tokens": 0,
@@ -196,7 +178,7 @@ AUSAGE: Json = {
     "output_tokens_details": {"thinking_tokens": 24},
     "server_tool_use": {"web_search_requests": 1},
 }
-AUSAGE2: Json = {
+AUSAGE2: wire.Json = {
     "input_tokens": 35,
     "cache_creation_input_tokens": 0,
     "cache_read_input_tokens": 2200,
@@ -205,100 +187,108 @@ AUSAGE2: Json = {
 }
 THINK2 = "The results mention 5.5 as a current release line."
 ANSWER2 = "Yes, 5.5 is a supported release."
-B2: list[Json] = [
+B2: list[wire.Json] = [
     {"type": "thinking", "thinking": THINK2, "signature": SIG.replace("AAAA", "BBBB")},
     {"type": "text", "text": ANSWER2},
 ]
 
 
-def body(msgs: list[Json], stream: bool = False, tools: list[Json] = TOOLS) -> dict[str, Any]:
+def body(
+    msgs: list[wire.Json], stream: bool = False, tools: list[wire.Json] = TOOLS
+) -> dict[str, Any]:
     b: dict[str, Any] = {"model": M, "messages": msgs, "tools": tools}
     if stream:
         b["stream"] = True
     return b
 
 
-def completion(cid: str, message: Json, finish: str, usage: Json) -> Json:
-    return openai_completion(cid, M, message, finish, usage)
+def completion(cid: str, message: wire.Json, finish: str, usage: wire.Json) -> wire.Json:
+    return wire.openai_completion(cid, M, message, finish, usage)
 
 
-def round_stream(cid: str, message: Json, finish: str, usage: Json) -> str:
+def round_stream(cid: str, message: wire.Json, finish: str, usage: wire.Json) -> str:
     """One loop round streamed: a call's arguments arrive as 20 characters, then the rest."""
-    out = [openai_chunk(cid, M, {"role": "assistant", "content": "", "reasoning_content": ""})]
+    out = [wire.openai_chunk(cid, M, {"role": "assistant", "content": "", "reasoning_content": ""})]
     out += [
-        openai_chunk(cid, M, {"reasoning_content": p}) for p in halves(message["reasoning_content"])
+        wire.openai_chunk(cid, M, {"reasoning_content": p})
+        for p in wire.halves(message["reasoning_content"])
     ]
     for i, call in enumerate(message.get("tool_calls") or []):
         args = call["function"]["arguments"]
         head = {"index": i, "id": call["id"], "type": call["type"]}
         function = {"name": call["function"]["name"], "arguments": args[:20]}
-        out.append(openai_chunk(cid, M, {"tool_calls": [{**head, "function": function}]}))
+        out.append(wire.openai_chunk(cid, M, {"tool_calls": [{**head, "function": function}]}))
         out.append(
-            openai_chunk(
+            wire.openai_chunk(
                 cid, M, {"tool_calls": [{"index": i, "function": {"arguments": args[20:]}}]}
             )
         )
     if message.get("content"):
         text = message["content"]
-        out += [openai_chunk(cid, M, {"content": p}) for p in (text[:16], text[16:33], text[33:])]
-    out.append(openai_chunk(cid, M, {}, finish))
-    out.append(openai_usage_chunk(cid, M, usage))
-    return frame_openai(out)
+        out += [
+            wire.openai_chunk(cid, M, {"content": p}) for p in (text[:16], text[16:33], text[33:])
+        ]
+    out.append(wire.openai_chunk(cid, M, {}, finish))
+    out.append(wire.openai_usage_chunk(cid, M, usage))
+    return wire.frame_openai(out)
 
 
-def areq(msgs: list[Json], stream: bool = False) -> dict[str, Any]:
+def areq(msgs: list[wire.Json], stream: bool = False) -> dict[str, Any]:
     b: dict[str, Any] = {"model": M, "max_tokens": 131072, "messages": msgs, "tools": [ATOOL]}
     if stream:
         b["stream"] = True
     return b
 
 
-def amsg(mid: str, content: list[Json], usage: Json) -> Json:
-    return anthropic_message(mid, M, content, "end_turn", usage)
+def amsg(mid: str, content: list[wire.Json], usage: wire.Json) -> wire.Json:
+    return wire.anthropic_message(mid, M, content, "end_turn", usage)
 
 
-def a_stream(mid: str, blocks: list[Json], usage: Json) -> str:
+def a_stream(mid: str, blocks: list[wire.Json], usage: wire.Json) -> str:
     """Messages stream: server_tool_use input as three input_json_delta pieces (the first
     empty), a web_search_tool_result complete in its content_block_start, citations before
     the cited text, and the whole usage (server_tool_use included) in message_delta."""
-    ev = [message_start(mid, M, start_usage(usage))]
+    ev = [wire.message_start(mid, M, wire.start_usage(usage))]
     for i, b in enumerate(blocks):
         t = b["type"]
         if t == "thinking":
-            ev.append(block_start(i, {"type": "thinking", "thinking": "", "signature": ""}))
+            ev.append(wire.block_start(i, {"type": "thinking", "thinking": "", "signature": ""}))
             if i == 0:
-                ev.append(PING)
+                ev.append(wire.PING)
             ev += [
-                block_delta(i, {"type": "thinking_delta", "thinking": p})
-                for p in halves(b["thinking"])
+                wire.block_delta(i, {"type": "thinking_delta", "thinking": p})
+                for p in wire.halves(b["thinking"])
             ]
-            ev.append(block_delta(i, {"type": "signature_delta", "signature": b["signature"]}))
+            ev.append(wire.block_delta(i, {"type": "signature_delta", "signature": b["signature"]}))
         elif t == "server_tool_use":
             ev.append(
-                block_start(
+                wire.block_start(
                     i, {"type": "server_tool_use", "id": b["id"], "name": b["name"], "input": {}}
                 )
             )
-            s = compact(b["input"])
+            s = wire.compact(b["input"])
             ev += [
-                block_delta(i, {"type": "input_json_delta", "partial_json": p})
+                wire.block_delta(i, {"type": "input_json_delta", "partial_json": p})
                 for p in ("", s[:9], s[9:])
             ]
         elif t == "web_search_tool_result":
-            ev.append(block_start(i, b))
+            ev.append(wire.block_start(i, b))
         elif t == "text":
-            start: Json = {"type": "text", "text": ""}
+            start: wire.Json = {"type": "text", "text": ""}
             if "citations" in b:
                 start["citations"] = []
-            ev.append(block_start(i, start))
+            ev.append(wire.block_start(i, start))
             ev += [
-                block_delta(i, {"type": "citations_delta", "citation": c})
+                wire.block_delta(i, {"type": "citations_delta", "citation": c})
                 for c in b.get("citations", [])
             ]
-            ev += [block_delta(i, {"type": "text_delta", "text": p}) for p in halves(b["text"])]
-        ev.append(block_stop(i))
-    ev += [message_delta("end_turn", usage), MESSAGE_STOP]
-    return frame_anthropic(ev)
+            ev += [
+                wire.block_delta(i, {"type": "text_delta", "text": p})
+                for p in wire.halves(b["text"])
+            ]
+        ev.append(wire.block_stop(i))
+    ev += [wire.message_delta("end_turn", usage), wire.MESSAGE_STOP]
+    return wire.frame_anthropic(ev)
 
 
 def cassettes() -> Cassettes:
@@ -375,7 +365,7 @@ def cassettes() -> Cassettes:
         ),
     )
     mtools = [WEATHER, {"type": "web_search"}]
-    m1: list[Json] = [{"role": "user", "content": QM}]
+    m1: list[wire.Json] = [{"role": "user", "content": QM}]
     m2 = [
         *m1,
         MIXED,
@@ -417,7 +407,7 @@ def cassettes() -> Cassettes:
             "caller's ToolMessage."
         ),
     )
-    t1: list[Json] = [{"role": "user", "content": AQ}]
+    t1: list[wire.Json] = [{"role": "user", "content": AQ}]
     t2 = [*t1, {"role": "assistant", "content": BLOCKS}, {"role": "user", "content": AQ2}]
     inter = [
         interaction(ANTH, areq(t1), amsg("msg_01KimiSearchTurnOneQ1w2E3", BLOCKS, AUSAGE)),

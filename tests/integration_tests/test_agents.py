@@ -10,7 +10,6 @@ double it) and its tool calls unchanged.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import httpx
@@ -20,7 +19,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langchain_kimi import ChatKimi
+from tests.conftest import ReplayModel
 
 OSLO = "Oslo: -3°C, light snow"
 ROME = "Rome: 14°C, sunny"
@@ -55,17 +54,8 @@ class Capture:
         self.bodies.append(json.loads(request.content))
 
 
-def _model(protocol: str, capture: Capture, **fields: Any) -> ChatKimi:
-    recording = os.environ.get("VCR_RECORD_MODE", "none") != "none"
-    key = os.environ["EVOLINK_API_KEY"] if recording else "test-key-not-real"
-    client = httpx.Client(event_hooks={"request": [capture]}, timeout=900)
-    return ChatKimi(
-        protocol=protocol,  # type: ignore[arg-type]
-        api_key=key,  # type: ignore[arg-type]
-        max_retries=0,
-        http_client=client,
-        **fields,
-    )
+def _capturing_client(capture: Capture) -> httpx.Client:
+    return httpx.Client(event_hooks={"request": [capture]}, timeout=900)
 
 
 def _reasoning_of_assistant_turns(protocol: str, body: dict[str, Any]) -> list[list[str]]:
@@ -125,10 +115,14 @@ def _cases(*modes: str) -> list[Any]:
 
 
 @pytest.mark.parametrize(("protocol", "mode"), _cases("invoke", "stream"))
-def test_agent_two_turns_on_one_thread(protocol: str, mode: str, vcr: Any) -> None:
+def test_agent_two_turns_on_one_thread(
+    protocol: str, mode: str, vcr: Any, replay_model: ReplayModel
+) -> None:
     capture = Capture()
     agent = create_agent(
-        _model(protocol, capture), tools=[get_weather], checkpointer=InMemorySaver()
+        replay_model(protocol, http_client=_capturing_client(capture)),
+        tools=[get_weather],
+        checkpointer=InMemorySaver(),
     )
     config: Any = {"configurable": {"thread_id": f"{protocol}-{mode}"}}
     streamed: list[AIMessageChunk] = []
@@ -152,10 +146,13 @@ def test_agent_two_turns_on_one_thread(protocol: str, mode: str, vcr: Any) -> No
 
 
 @pytest.mark.parametrize(("protocol", "mode"), _cases("invoke"))
-def test_agent_with_v1_output_sends_the_same_bodies(protocol: str, mode: str, vcr: Any) -> None:
+def test_agent_with_v1_output_sends_the_same_bodies(
+    protocol: str, mode: str, vcr: Any, replay_model: ReplayModel
+) -> None:
     """The thread's history holds v1 standard blocks; the wire bodies are the same as for v0."""
     capture = Capture()
-    model = _model(protocol, capture, output_version="v1")
+    client = _capturing_client(capture)
+    model = replay_model(protocol, http_client=client, output_version="v1")
     agent = create_agent(model, tools=[get_weather], checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": f"v1-{protocol}"}}
     for question in QUESTIONS:

@@ -11,7 +11,6 @@ Streaming usage variants (see each cassette's header comment):
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -22,21 +21,15 @@ from langchain_core.messages import (
     HumanMessage,
     SystemMessage,
 )
-from pydantic import SecretStr
 
 from langchain_kimi import ChatKimi
+from tests.conftest import ReplayModel
 
 PROTOCOLS = ("anthropic", "openai")
 MODES = ("invoke", "ainvoke", "stream", "astream")
 SYSTEM = "You are a terse assistant. Answer in one word."
 Q1 = "Pick a number between 1 and 3. Reply with the number only."
 Q2 = "Add 1 to it. Reply with the number only."
-
-
-def _model(protocol: str) -> ChatKimi:
-    recording = os.environ.get("VCR_RECORD_MODE", "none") != "none"
-    key = os.environ["EVOLINK_API_KEY"] if recording else "test-key-not-real"
-    return ChatKimi(protocol=protocol, api_key=SecretStr(key), max_retries=0)  # type: ignore[arg-type]
 
 
 async def _run(model: ChatKimi, mode: str, messages: list[BaseMessage]) -> AIMessage:
@@ -193,8 +186,7 @@ def _first_turn(scenario: str) -> list[BaseMessage]:
     return [HumanMessage(Q1)]
 
 
-async def _conversation(protocol: str, mode: str, scenario: str) -> list[AIMessage]:
-    model = _model(protocol)
+async def _conversation(model: ChatKimi, mode: str, scenario: str) -> list[AIMessage]:
     history = _first_turn(scenario)
     replies = [await _run(model, mode, history)]
     if scenario == "two_turn":
@@ -221,8 +213,10 @@ def _cases() -> list[Any]:
 
 
 @pytest.mark.parametrize(("protocol", "mode", "scenario"), _cases())
-async def test_core(protocol: str, mode: str, scenario: str, vcr: Any) -> None:
-    replies = await _conversation(protocol, mode, scenario)
+async def test_core(
+    protocol: str, mode: str, scenario: str, vcr: Any, replay_model: ReplayModel
+) -> None:
+    replies = await _conversation(replay_model(protocol), mode, scenario)
     assert vcr.play_count == len(replies), "every request was answered from the cassette"
     expected = EXPECTED[(scenario, protocol)]
     assert len(replies) == len(expected)
@@ -247,10 +241,11 @@ def _stream_cases() -> list[Any]:
 
 @pytest.mark.parametrize(("protocol", "mode", "scenario"), _stream_cases())
 async def test_stream_aggregate_equals_invoke(
-    protocol: str, mode: str, scenario: str, vcr: Any
+    protocol: str, mode: str, scenario: str, vcr: Any, replay_model: ReplayModel
 ) -> None:
-    invoked = await _conversation(protocol, "ainvoke" if mode == "astream" else "invoke", scenario)
-    streamed = await _conversation(protocol, mode, scenario)
+    invoke_mode = "ainvoke" if mode == "astream" else "invoke"
+    invoked = await _conversation(replay_model(protocol), invoke_mode, scenario)
+    streamed = await _conversation(replay_model(protocol), mode, scenario)
     assert vcr.play_count == 2 * len(invoked)
     for via_invoke, via_stream in zip(invoked, streamed, strict=True):
         assert _comparable(via_stream) == _comparable(via_invoke)
@@ -263,8 +258,8 @@ async def test_stream_aggregate_equals_invoke(
         for p in PROTOCOLS
     ],
 )
-def test_v1_output_uses_kimi_blocks(protocol: str) -> None:
-    model = _model(protocol).model_copy(update={"output_version": "v1"})
+def test_v1_output_uses_kimi_blocks(protocol: str, replay_model: ReplayModel) -> None:
+    model = replay_model(protocol).model_copy(update={"output_version": "v1"})
     reply = model.invoke("Reply with OK.")
     blocks: list[Any] = list(reply.content)
     assert [b["type"] for b in blocks] == ["reasoning", "text"]

@@ -3,7 +3,8 @@
 Each ```python block must be announced by a comment right above it:
 `<!-- sample: cassette=<path under cassettes/> -->` (replayed, record mode none, JSON bodies
 matched) or `<!-- sample: offline -->` (no network at all). A block without one fails, so no sample
-goes unrun.
+goes unrun. Right after the block, `<!-- output -->` and a ```text block show what it prints: the
+sample's output must equal it, line for line, so the page never shows what the code does not do.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^```python\s*$")
 _ANNOTATION = re.compile(r"<!--\s*sample:\s*(offline|cassette=(\S+))\s*-->")
+_OUTPUT = re.compile(r"^<!--\s*output\s*-->\s*$")
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,8 @@ class Sample:
     code: str
     cassette: str | None
     annotated: bool
+    shown: str | None
+    """The output the page shows under the sample, or None when it shows none."""
 
     @property
     def id(self) -> str:
@@ -55,7 +59,22 @@ def _samples() -> Iterator[Sample]:
                 code="\n".join(lines[index + 1 : end]),
                 cassette=match.group(2) if match else None,
                 annotated=match is not None,
+                shown=_shown_output(lines, end),
             )
+
+
+def _shown_output(lines: list[str], end: int) -> str | None:
+    """The ```text block announced by `<!-- output -->` right after the sample ending at `end`."""
+    after = [i for i in range(end + 1, len(lines)) if lines[i].strip()]
+    if len(after) < 2 or not _OUTPUT.match(lines[after[0]]) or lines[after[1]] != "```text":
+        return None
+    start = after[1] + 1
+    close = next(i for i in range(start, len(lines)) if lines[i].startswith("```"))
+    return "\n".join(lines[start:close])
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip() for line in text.strip("\n").splitlines()]
 
 
 SAMPLES = list(_samples())
@@ -80,6 +99,16 @@ def test_sample_runs(sample: Sample, monkeypatch: pytest.MonkeyPatch) -> None:
         path = ROOT / "cassettes" / sample.cassette
         assert path.is_file(), f"{sample.id}: no cassette {path}"
         replay = replay_vcr().use_cassette(str(path), allow_playback_repeats=True)
+    assert sample.shown is not None, (
+        f"{sample.id}: show what the sample prints in an <!-- output --> ```text block after it"
+    )
     with replay, contextlib.redirect_stdout(output):
         exec(compile(sample.code, sample.id, "exec"), module.__dict__)
     assert output.getvalue().strip(), f"{sample.id} printed nothing"
+    assert _lines(output.getvalue()) == _lines(sample.shown), f"{sample.id}: not what the page shows"
+
+
+def test_shown_output_is_read_from_the_page() -> None:
+    page = ["```python", "print(1)", "```", "", "<!-- output -->", "```text", "1", "```"]
+    assert _shown_output(page, 2) == "1"
+    assert _shown_output(["```python", "x", "```", "", "Prose.", "```text", "1", "```"], 2) is None

@@ -179,10 +179,40 @@ def test_streaming_chat_replays_demo_script_by_default(run_example: RunExample) 
     assert out.count("usage: input ") == 2
 
 
-def test_replay_refuses_unrecorded_requests(run_example: RunExample) -> None:
-    """A question the cassette does not hold fails loudly; it never goes to the network."""
-    with pytest.raises(CannotOverwriteExistingCassetteException):
-        run_example("streaming_chat", "--script", "Something never recorded")
+def test_replay_with_an_unrecorded_script_explains_and_exits(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("EVOLINK_API_KEY", raising=False)
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    module: dict[str, Any] = runpy.run_path(str(EXAMPLES / "streaming_chat.py"))
+    with pytest.raises(SystemExit) as info:
+        module["main"](["--script", "Something never recorded"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "Replay mode plays only the recorded demo script" in err
+    assert module["DEMO_SCRIPT"][0] in err
+    assert "EVOLINK_API_KEY" in err
+
+
+def test_replay_refuses_unrecorded_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request the cassette does not hold fails loudly; it never goes to the network."""
+    monkeypatch.delenv("EVOLINK_API_KEY", raising=False)
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    replay: dict[str, Any] = runpy.run_path(str(EXAMPLES / "_replay.py"))
+    from langchain_kimi import ChatKimi
+
+    with (
+        pytest.raises(CannotOverwriteExistingCassetteException),
+        replay["live_or_replay"]("streaming_chat"),
+    ):
+        ChatKimi(max_retries=0).invoke("Something never recorded")
+
+
+def test_structured_extraction_help_prints_usage(run_example: RunExample) -> None:
+    out = run_example("structured_extraction", "--help")
+    assert out.startswith("usage: structured_extraction.py")
+    assert "No EVOLINK_API_KEY set" not in out, "--help must not run the example"
+    assert "total:" not in out
 
 
 def test_tty_output_dims_reasoning_with_a_spinner(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,7 +8,6 @@ and in streaming, where they must be counted exactly once.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -19,9 +18,9 @@ from langchain_core.messages import (
     HumanMessage,
     ToolMessage,
 )
-from pydantic import SecretStr
 
 from langchain_kimi import ChatKimi
+from tests.conftest import ReplayModel
 
 MODES = ("invoke", "ainvoke", "stream", "astream")
 PNG_B64 = (
@@ -32,18 +31,6 @@ MP4_B64 = "AAAAIGZ0eXBpc29tAAACAGlzb21pc28yYXZjMW1wNDE="
 CONTEXT = "Here is our style guide: " + "Prefer short sentences. " * 8
 SUMMARY_Q = CONTEXT + "Summarize it in three words."
 STOP_Q = "List three primary colours, one per line, then write END."
-
-
-def _model(protocol: str, model: str, **fields: Any) -> ChatKimi:
-    recording = os.environ.get("VCR_RECORD_MODE", "none") != "none"
-    key = os.environ["EVOLINK_API_KEY"] if recording else "test-key-not-real"
-    return ChatKimi(
-        model_name=model,
-        protocol=protocol,  # type: ignore[arg-type]
-        api_key=SecretStr(key),
-        max_retries=0,
-        **fields,
-    )
 
 
 async def _run(
@@ -79,9 +66,11 @@ def _usage_once(chunks: list[AIMessageChunk]) -> None:
 
 
 @pytest.mark.parametrize("mode", _case("anthropic_effort_cache"))
-async def test_anthropic_effort_cache_and_usage(mode: str, vcr: Any) -> None:
+async def test_anthropic_effort_cache_and_usage(
+    mode: str, vcr: Any, replay_model: ReplayModel
+) -> None:
     # medium -> output_config.effort "high"; 1h TTL -> top-level cache_control (vcr checks).
-    model = _model("anthropic", "kimi-k3.1-pro", reasoning_effort="medium", cache_ttl="1h")
+    model = replay_model("anthropic", "kimi-k3.1-pro", reasoning_effort="medium", cache_ttl="1h")
     reply, chunks = await _run(model, mode, [HumanMessage(SUMMARY_Q)])
     assert vcr.play_count == 1
     assert reply.content == "Prefer short sentences."
@@ -103,9 +92,11 @@ async def test_anthropic_effort_cache_and_usage(mode: str, vcr: Any) -> None:
 
 
 @pytest.mark.parametrize("mode", _case("openai_effort_cache"))
-async def test_openai_effort_cache_and_usage(mode: str, vcr: Any) -> None:
+async def test_openai_effort_cache_and_usage(
+    mode: str, vcr: Any, replay_model: ReplayModel
+) -> None:
     # xhigh -> reasoning_effort "max"; 5m TTL -> prompt_cache_options (vcr checks).
-    model = _model("openai", "kimi-k3.1-pro-highspeed", effort="low")
+    model = replay_model("openai", "kimi-k3.1-pro-highspeed", effort="low")
     reply, chunks = await _run(
         model, mode, [HumanMessage(SUMMARY_Q)], reasoning_effort="xhigh", cache_ttl="5m"
     )
@@ -128,8 +119,10 @@ async def test_openai_effort_cache_and_usage(mode: str, vcr: Any) -> None:
 
 
 @pytest.mark.parametrize("mode", _case("anthropic_stop"))
-async def test_anthropic_native_stop_sequences(mode: str, vcr: Any) -> None:
-    model = _model("anthropic", "kimi-k3.1-pro", max_tokens=1024)
+async def test_anthropic_native_stop_sequences(
+    mode: str, vcr: Any, replay_model: ReplayModel
+) -> None:
+    model = replay_model("anthropic", "kimi-k3.1-pro", max_tokens=1024)
     reply, _ = await _run(model, mode, [HumanMessage(STOP_Q)], stop=["END", "STOP"])
     assert vcr.play_count == 1
     assert reply.content == "Red\nYellow\nBlue\n"
@@ -150,11 +143,13 @@ async def test_anthropic_native_stop_sequences(mode: str, vcr: Any) -> None:
         for mode in MODES
     ],
 )
-async def test_emulated_stop_on_kimi_k3(protocol: str, mode: str, vcr: Any) -> None:
+async def test_emulated_stop_on_kimi_k3(
+    protocol: str, mode: str, vcr: Any, replay_model: ReplayModel
+) -> None:
     fields: dict[str, Any] = {"stop": ["END"]}
     if protocol == "openai":
         fields["reasoning_effort"] = "max"  # the only effort kimi-k3 accepts
-    model = _model(protocol, "kimi-k3", **fields)
+    model = replay_model(protocol, "kimi-k3", **fields)
     reply, chunks = await _run(model, mode, [HumanMessage(STOP_Q)])
     assert vcr.play_count == 1
     assert reply.content == "Red\nYellow\nBlue\n"
@@ -173,8 +168,8 @@ async def test_emulated_stop_on_kimi_k3(protocol: str, mode: str, vcr: Any) -> N
 
 @pytest.mark.vcr
 @pytest.mark.default_cassette("anthropic_multimodal")
-def test_anthropic_images_and_tool_result_image(vcr: Any) -> None:
-    model = _model("anthropic", "kimi-k3.1-pro")
+def test_anthropic_images_and_tool_result_image(vcr: Any, replay_model: ReplayModel) -> None:
+    model = replay_model("anthropic", "kimi-k3.1-pro")
     history: list[BaseMessage] = [
         HumanMessage(
             content=[
@@ -201,8 +196,8 @@ def test_anthropic_images_and_tool_result_image(vcr: Any) -> None:
 
 @pytest.mark.vcr
 @pytest.mark.default_cassette("openai_multimodal")
-def test_openai_image_and_video(vcr: Any) -> None:
-    model = _model("openai", "kimi-k3")
+def test_openai_image_and_video(vcr: Any, replay_model: ReplayModel) -> None:
+    model = replay_model("openai", "kimi-k3")
     reply = model.invoke(
         [
             HumanMessage(

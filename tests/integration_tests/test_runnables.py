@@ -8,7 +8,6 @@ both), and the LangSmith params ChatKimi reports.
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
@@ -19,16 +18,9 @@ from langchain_core.rate_limiters import InMemoryRateLimiter
 from langchain_core.runnables import RunnableConfig
 
 from langchain_kimi import ChatKimi
-from tests.conftest import PLACEHOLDER_KEY
+from tests.conftest import ReplayModel
 
 PROTOCOLS = ["openai", "anthropic"]
-
-
-def _model(protocol: str, **extra: Any) -> ChatKimi:
-    recording = os.environ.get("VCR_RECORD_MODE", "none") != "none"
-    key = os.environ["EVOLINK_API_KEY"] if recording else PLACEHOLDER_KEY
-    params: dict[str, Any] = {"protocol": protocol, "api_key": key, "max_retries": 0}
-    return ChatKimi(**{**params, **extra})
 
 
 class _CountingLimiter(InMemoryRateLimiter):
@@ -61,18 +53,20 @@ class _Recorder(BaseCallbackHandler):
 
 @pytest.mark.vcr
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_rate_limiter(protocol: str) -> None:
+def test_rate_limiter(protocol: str, replay_model: ReplayModel) -> None:
     limiter = _CountingLimiter()
-    reply = _model(protocol, rate_limiter=limiter).invoke("Reply with OK.")
+    reply = replay_model(protocol, rate_limiter=limiter).invoke("Reply with OK.")
     assert reply.content == "OK"
     assert limiter.acquired == 1
 
 
 @pytest.mark.vcr
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_stream_callbacks_get_every_token(protocol: str) -> None:
+def test_stream_callbacks_get_every_token(protocol: str, replay_model: ReplayModel) -> None:
     recorder = _Recorder()
-    chunks = list(_model(protocol).stream("Count to three.", config={"callbacks": [recorder]}))
+    chunks = list(
+        replay_model(protocol).stream("Count to three.", config={"callbacks": [recorder]})
+    )
     text = "".join(str(c.content) for c in chunks)
     assert text == "One, two, three, and that is all."
     assert len([t for t in recorder.tokens if t]) >= 2, "text arrives in several tokens"
@@ -82,9 +76,9 @@ def test_stream_callbacks_get_every_token(protocol: str) -> None:
 
 @pytest.mark.vcr
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_with_fallbacks(protocol: str) -> None:
-    primary = _model(protocol, fallback_base_url=None)
-    backup = _model(protocol, model="kimi-k3.1-pro-highspeed")
+def test_with_fallbacks(protocol: str, replay_model: ReplayModel) -> None:
+    primary = replay_model(protocol, fallback_base_url=None)
+    backup = replay_model(protocol, model="kimi-k3.1-pro-highspeed")
     reply = primary.with_fallbacks([backup]).invoke("Say hi.")
     assert reply.content == "Hi!"
     assert reply.response_metadata["model_name"] == "kimi-k3.1-pro-highspeed"
@@ -92,8 +86,8 @@ def test_with_fallbacks(protocol: str) -> None:
 
 @pytest.mark.vcr
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_with_retry(protocol: str, vcr: Any) -> None:
-    model = _model(protocol, fallback_base_url=None)
+def test_with_retry(protocol: str, vcr: Any, replay_model: ReplayModel) -> None:
+    model = replay_model(protocol, fallback_base_url=None)
     retried = model.with_retry(stop_after_attempt=2, wait_exponential_jitter=False)
     reply = retried.invoke("Say hi.")
     assert reply.content == "Hi!"
@@ -102,8 +96,10 @@ def test_with_retry(protocol: str, vcr: Any) -> None:
 
 @pytest.mark.vcr
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_batch_max_concurrency(protocol: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    model = _model(protocol)
+def test_batch_max_concurrency(
+    protocol: str, monkeypatch: pytest.MonkeyPatch, replay_model: ReplayModel
+) -> None:
+    model = replay_model(protocol)
     active = 0
     peak = 0
     lock = threading.Lock()
@@ -130,11 +126,11 @@ def test_batch_max_concurrency(protocol: str, monkeypatch: pytest.MonkeyPatch) -
 
 @pytest.mark.vcr
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-async def test_astream_events_v2(protocol: str) -> None:
+async def test_astream_events_v2(protocol: str, replay_model: ReplayModel) -> None:
     kinds: list[str] = []
     pieces: list[str] = []
     final: AIMessage | None = None
-    async for event in _model(protocol).astream_events("Hello", version="v2"):
+    async for event in replay_model(protocol).astream_events("Hello", version="v2"):
         kinds.append(event["event"])
         if event["event"] == "on_chat_model_stream":
             pieces.append(str(event["data"]["chunk"].content))
@@ -151,8 +147,8 @@ async def test_astream_events_v2(protocol: str) -> None:
 
 @pytest.mark.vcr
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-async def test_astream_events_v3(protocol: str) -> None:
-    stream = await _model(protocol).astream_events("Hello", version="v3")
+async def test_astream_events_v3(protocol: str, replay_model: ReplayModel) -> None:
+    stream = await replay_model(protocol).astream_events("Hello", version="v3")
     events = [event async for event in stream]
     assert events
     message = await stream.output
@@ -163,9 +159,9 @@ async def test_astream_events_v3(protocol: str) -> None:
 
 @pytest.mark.vcr
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_ls_params_reach_the_tracer(protocol: str) -> None:
+def test_ls_params_reach_the_tracer(protocol: str, replay_model: ReplayModel) -> None:
     recorder = _Recorder()
-    model = _model(protocol)
+    model = replay_model(protocol)
     reply = model.invoke(
         "Hello",
         config={"callbacks": [recorder]},
@@ -183,8 +179,8 @@ def test_ls_params_reach_the_tracer(protocol: str) -> None:
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_ls_params_defaults_and_overrides(protocol: str) -> None:
-    model = _model(protocol, max_tokens=300, stop=["###"], temperature=1)
+def test_ls_params_defaults_and_overrides(protocol: str, replay_model: ReplayModel) -> None:
+    model = replay_model(protocol, max_tokens=300, stop=["###"], temperature=1)
     params = model._get_ls_params()
     assert params == {
         "ls_provider": "kimi",
@@ -199,4 +195,4 @@ def test_ls_params_defaults_and_overrides(protocol: str) -> None:
     assert override["ls_temperature"] == 0.5
     assert override["ls_max_tokens"] == 20
     assert override["ls_stop"] == ["END"]
-    assert "ls_temperature" not in _model(protocol)._get_ls_params()
+    assert "ls_temperature" not in replay_model(protocol)._get_ls_params()

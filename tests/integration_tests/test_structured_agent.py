@@ -10,15 +10,14 @@ ToolStrategy (a forced structured-output tool) instead.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain_core.tools import tool
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel
 
-from langchain_kimi import ChatKimi
+from tests.conftest import ReplayModel
 
 QUESTION = "Report the weather in Paris as structured data."
 
@@ -35,17 +34,6 @@ class Weather(BaseModel):
 def get_weather(city: str) -> str:
     """Look up the current weather for a city."""
     raise AssertionError("the agent answers without calling the tool")
-
-
-def _model(model: str, protocol: str) -> ChatKimi:
-    recording = os.environ.get("VCR_RECORD_MODE", "none") != "none"
-    key = os.environ["EVOLINK_API_KEY"] if recording else "test-key-not-real"
-    return ChatKimi(
-        model_name=model,
-        protocol=protocol,  # type: ignore[arg-type]
-        api_key=SecretStr(key),
-        max_retries=0,
-    )
 
 
 @pytest.mark.parametrize(
@@ -66,8 +54,12 @@ def _model(model: str, protocol: str) -> ChatKimi:
         ),
     ],
 )
-def test_native_response_format_in_one_call(model: str, protocol: str, vcr: Any) -> None:
-    agent = create_agent(_model(model, protocol), tools=[get_weather], response_format=Weather)
+def test_native_response_format_in_one_call(
+    model: str, protocol: str, vcr: Any, replay_model: ReplayModel
+) -> None:
+    agent = create_agent(
+        replay_model(protocol, model), tools=[get_weather], response_format=Weather
+    )
     state = agent.invoke({"messages": [{"role": "user", "content": QUESTION}]})
     assert vcr.play_count == 1, "one model call, no tool round"
     assert state["structured_response"] == Weather(
@@ -80,9 +72,9 @@ def test_native_response_format_in_one_call(model: str, protocol: str, vcr: Any)
 
 @pytest.mark.vcr
 @pytest.mark.default_cassette("anthropic_k3_tool_strategy.yaml")
-async def test_kimi_k3_on_anthropic_uses_tool_strategy(vcr: Any) -> None:
+async def test_kimi_k3_on_anthropic_uses_tool_strategy(vcr: Any, replay_model: ReplayModel) -> None:
     agent = create_agent(
-        _model("kimi-k3", "anthropic"), tools=[get_weather], response_format=Weather
+        replay_model("anthropic", "kimi-k3"), tools=[get_weather], response_format=Weather
     )
     state = await agent.ainvoke({"messages": [{"role": "user", "content": QUESTION}]})
     assert vcr.play_count == 1

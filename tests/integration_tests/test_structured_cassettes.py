@@ -7,15 +7,14 @@ anthropic falling back to a forced tool. Each cassette holds the invoke and the 
 
 from __future__ import annotations
 
-import os
 from typing import Any, NotRequired
 
 import pytest
 from langchain_core.exceptions import OutputParserException
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel
 from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
-from langchain_kimi import ChatKimi
+from tests.conftest import ReplayModel
 
 WEATHER_Q = "What is the weather in Paris? Answer with the schema."
 TRIP_Q = "Plan a short trip to Portugal."
@@ -67,18 +66,6 @@ TRIP = {
 PARIS = Weather(city="Paris", temperature_c=21.5)
 
 
-def _model(model: str, protocol: str, **kwargs: Any) -> ChatKimi:
-    recording = os.environ.get("VCR_RECORD_MODE", "none") != "none"
-    key = os.environ["EVOLINK_API_KEY"] if recording else "test-key-not-real"
-    return ChatKimi(
-        model_name=model,
-        protocol=protocol,  # type: ignore[arg-type]
-        api_key=SecretStr(key),
-        max_retries=0,
-        **kwargs,
-    )
-
-
 # (cassette, model, protocol, schema, question, expected result)
 CASES: list[tuple[str, str, str, Any, str, Any]] = [
     ("openai_pydantic", "kimi-k3.1-pro", "openai", Weather, WEATHER_Q, PARIS),
@@ -109,9 +96,16 @@ def _params() -> list[Any]:
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize(("model", "protocol", "schema", "question", "expected"), _params())
 async def test_invoke_then_stream(
-    model: str, protocol: str, schema: Any, question: str, expected: Any, mode: str, vcr: Any
+    model: str,
+    protocol: str,
+    schema: Any,
+    question: str,
+    expected: Any,
+    mode: str,
+    vcr: Any,
+    replay_model: ReplayModel,
 ) -> None:
-    structured = _model(model, protocol).with_structured_output(schema)
+    structured = replay_model(protocol, model).with_structured_output(schema)
     if mode == "sync":
         invoked = structured.invoke(question)
         parts = list(structured.stream(question))
@@ -130,8 +124,8 @@ async def test_invoke_then_stream(
 
 @pytest.mark.vcr
 @pytest.mark.default_cassette("anthropic_k3_tool.yaml")
-def test_include_raw_keeps_the_forced_tool_call() -> None:
-    out = _model("kimi-k3", "anthropic").with_structured_output(Weather, include_raw=True)
+def test_include_raw_keeps_the_forced_tool_call(replay_model: ReplayModel) -> None:
+    out = replay_model("anthropic", "kimi-k3").with_structured_output(Weather, include_raw=True)
     result = out.invoke(WEATHER_Q)
     assert result["parsed"] == PARIS
     assert result["parsing_error"] is None
@@ -153,8 +147,8 @@ _WEATHER_JSON: dict[str, Any] = {
 
 @pytest.mark.vcr
 @pytest.mark.default_cassette("openai_invalid_json.yaml")
-def test_include_raw_with_invalid_json() -> None:
-    model = _model("kimi-k3.1-pro", "openai", max_tokens=64)
+def test_include_raw_with_invalid_json(replay_model: ReplayModel) -> None:
+    model = replay_model("openai", "kimi-k3.1-pro", max_tokens=64)
     result = model.with_structured_output(_WEATHER_JSON, include_raw=True).invoke(WEATHER_Q)
     assert result["parsed"] is None
     assert isinstance(result["parsing_error"], OutputParserException)
@@ -164,8 +158,8 @@ def test_include_raw_with_invalid_json() -> None:
 
 @pytest.mark.vcr
 @pytest.mark.default_cassette("openai_invalid_json.yaml")
-def test_invalid_json_without_include_raw_raises() -> None:
-    model = _model("kimi-k3.1-pro", "openai", max_tokens=64)
+def test_invalid_json_without_include_raw_raises(replay_model: ReplayModel) -> None:
+    model = replay_model("openai", "kimi-k3.1-pro", max_tokens=64)
     with pytest.raises(OutputParserException) as caught:
         model.with_structured_output(_WEATHER_JSON).invoke(WEATHER_Q)
     assert caught.value.llm_output == '{"city": "Paris", "tempera'

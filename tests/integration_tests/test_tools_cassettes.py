@@ -8,7 +8,6 @@ documented form.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -21,7 +20,7 @@ from langchain_core.messages import (
 )
 from langchain_core.tools import tool
 
-from langchain_kimi import ChatKimi
+from tests.conftest import ReplayModel
 
 Q = "What is the weather in Oslo, and what time is it?"
 OSLO = "Oslo: -3°C, light snow"
@@ -39,12 +38,6 @@ def get_weather(city: str) -> str:
 def get_time() -> str:
     """Get the current UTC time."""
     return TIME
-
-
-def _model(protocol: str, model: str = "kimi-k3.1-pro") -> ChatKimi:
-    recording = os.environ.get("VCR_RECORD_MODE", "none") != "none"
-    key = os.environ["EVOLINK_API_KEY"] if recording else "test-key-not-real"
-    return ChatKimi(model=model, protocol=protocol, api_key=key, max_retries=0)  # type: ignore[call-arg,arg-type]
 
 
 def _call(runnable: Any, messages: list[BaseMessage], stream: bool) -> AIMessage:
@@ -71,9 +64,9 @@ def _comparable(reply: AIMessage) -> dict[str, Any]:
 
 
 @pytest.mark.vcr
-def test_anthropic_k31_parallel_loop(vcr: Any) -> None:
+def test_anthropic_k31_parallel_loop(vcr: Any, replay_model: ReplayModel) -> None:
     """Invoke, then stream, the same two-step loop; the streamed turns equal the invoked ones."""
-    bound = _model("anthropic").bind_tools([get_weather, get_time])
+    bound = replay_model("anthropic").bind_tools([get_weather, get_time])
     replies: dict[bool, list[AIMessage]] = {}
     for stream in (False, True):
         first = _call(bound, [HumanMessage(Q)], stream)
@@ -98,8 +91,8 @@ def test_anthropic_k31_parallel_loop(vcr: Any) -> None:
 
 
 @pytest.mark.vcr
-def test_anthropic_k3_named_choice(vcr: Any) -> None:
-    model = _model("anthropic", "kimi-k3")
+def test_anthropic_k3_named_choice(vcr: Any, replay_model: ReplayModel) -> None:
+    model = replay_model("anthropic", "kimi-k3")
     first = model.bind_tools([get_weather, get_time], tool_choice="get_weather").invoke(
         "Weather in Oslo?"
     )
@@ -114,8 +107,8 @@ def test_anthropic_k3_named_choice(vcr: Any) -> None:
 
 
 @pytest.mark.vcr
-def test_openai_k31_parallel_loop(vcr: Any) -> None:
-    model = _model("openai")
+def test_openai_k31_parallel_loop(vcr: Any, replay_model: ReplayModel) -> None:
+    model = replay_model("openai")
     forced = model.bind_tools([get_weather, get_time], tool_choice="any")
     free = model.bind_tools([get_weather, get_time])
     replies: dict[bool, list[AIMessage]] = {}
@@ -160,7 +153,7 @@ def _other_provider_turn() -> list[BaseMessage]:
 
 
 @pytest.mark.vcr
-def test_openai_mixed_history(vcr: Any) -> None:
+def test_openai_mixed_history(vcr: Any, replay_model: ReplayModel) -> None:
     thinking = {"type": "thinking", "thinking": "Need the Oslo weather first.", "signature": "c2ln"}
     use = {"type": "tool_use", "id": "toolu_01FromMessagesQ9", "name": "get_weather"}
     from_messages = AIMessage(
@@ -184,13 +177,13 @@ def test_openai_mixed_history(vcr: Any) -> None:
         AIMessage("-3°C, light snow.", additional_kwargs={"reasoning_content": "Report it."}),
         *_other_provider_turn(),
     ]
-    reply = _model("openai").bind_tools([get_weather]).invoke(history)
+    reply = replay_model("openai").bind_tools([get_weather]).invoke(history)
     assert reply.content == "Rome is 14°C and sunny."
     assert vcr.play_count == 1
 
 
 @pytest.mark.vcr
-def test_anthropic_mixed_history(vcr: Any) -> None:
+def test_anthropic_mixed_history(vcr: Any, replay_model: ReplayModel) -> None:
     from_chat_completions = AIMessage(
         content="",
         additional_kwargs={
@@ -215,7 +208,7 @@ def test_anthropic_mixed_history(vcr: Any) -> None:
         AIMessage("-3°C, light snow.", additional_kwargs={"reasoning_content": "Report it."}),
         *_other_provider_turn(),
     ]
-    reply = _model("anthropic").bind_tools([get_weather]).invoke(history)
+    reply = replay_model("anthropic").bind_tools([get_weather]).invoke(history)
     assert reply.content == "Rome is 14°C and sunny."
     assert reply.additional_kwargs["thinking_blocks"][0]["signature"]
     assert vcr.play_count == 1

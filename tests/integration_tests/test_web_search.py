@@ -7,7 +7,6 @@ message per call; on Messages the server search blocks echoed unchanged and in o
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -18,23 +17,11 @@ from langchain_core.messages import (
     HumanMessage,
     ToolMessage,
 )
-from pydantic import SecretStr
 
-from langchain_kimi import ChatKimi
 from langchain_kimi._errors import KimiAPIError
+from tests.conftest import ReplayModel
 
 MODES = ("invoke", "ainvoke", "stream", "astream")
-
-
-def _model(protocol: str, **fields: Any) -> ChatKimi:
-    recording = os.environ.get("VCR_RECORD_MODE", "none") != "none"
-    key = os.environ["EVOLINK_API_KEY"] if recording else "test-key-not-real"
-    return ChatKimi(
-        protocol=protocol,  # type: ignore[arg-type]
-        api_key=SecretStr(key),
-        max_retries=0,
-        **fields,
-    )
 
 
 async def _run(
@@ -101,8 +88,8 @@ EXPECTED_ROUNDS = [
 
 
 @pytest.mark.parametrize("mode", _case("openai_loop"))
-async def test_openai_web_search_loop(mode: str, vcr: Any) -> None:
-    model = _model("openai").bind_tools([{"type": "web_search"}])
+async def test_openai_web_search_loop(mode: str, vcr: Any, replay_model: ReplayModel) -> None:
+    model = replay_model("openai").bind_tools([{"type": "web_search"}])
     reply, chunks = await _run(model, mode, [HumanMessage(QUESTION)])
     assert vcr.play_count == 3, "two search rounds, then the answer"
 
@@ -149,8 +136,10 @@ async def test_openai_web_search_loop(mode: str, vcr: Any) -> None:
 
 
 @pytest.mark.parametrize("mode", _case("openai_loop", ("invoke",)))
-async def test_openai_web_search_reply_replays(mode: str, vcr: Any) -> None:
-    model = _model("openai").bind_tools(["web_search"])
+async def test_openai_web_search_reply_replays(
+    mode: str, vcr: Any, replay_model: ReplayModel
+) -> None:
+    model = replay_model("openai").bind_tools(["web_search"])
     first, _ = await _run(model, mode, [HumanMessage(QUESTION)])
     # The cassette's fourth request holds the search rounds verbatim, then the answer.
     second, _ = await _run(
@@ -162,8 +151,10 @@ async def test_openai_web_search_reply_replays(mode: str, vcr: Any) -> None:
 
 
 @pytest.mark.parametrize("mode", _case("openai_loop_limit"))
-async def test_openai_web_search_round_limit(mode: str, vcr: Any) -> None:
-    model = _model("openai", max_builtin_rounds=1).bind_tools(["web_search"])
+async def test_openai_web_search_round_limit(
+    mode: str, vcr: Any, replay_model: ReplayModel
+) -> None:
+    model = replay_model("openai", max_builtin_rounds=1).bind_tools(["web_search"])
     with pytest.raises(KimiAPIError, match="max_builtin_rounds=1"):
         await _run(model, mode, [HumanMessage(QUESTION)])
     assert vcr.play_count == 2, "one follow-up, then the limit stops the loop"
@@ -185,8 +176,8 @@ WEATHER_TOOL = {
 
 @pytest.mark.vcr
 @pytest.mark.default_cassette("openai_mixed")
-def test_openai_mixed_client_and_builtin_calls(vcr: Any) -> None:
-    model = _model("openai").bind_tools([WEATHER_TOOL, "web_search"])
+def test_openai_mixed_client_and_builtin_calls(vcr: Any, replay_model: ReplayModel) -> None:
+    model = replay_model("openai").bind_tools([WEATHER_TOOL, "web_search"])
     question = HumanMessage(
         "Search for tomorrow's big events in Paris and tell me the weather there."
     )
@@ -225,8 +216,8 @@ BLOCK_TYPES = [
 
 
 @pytest.mark.parametrize("mode", _case("anthropic_search"))
-async def test_anthropic_web_search_echo(mode: str, vcr: Any) -> None:
-    model = _model("anthropic").bind_tools([SEARCH_TOOL])
+async def test_anthropic_web_search_echo(mode: str, vcr: Any, replay_model: ReplayModel) -> None:
+    model = replay_model("anthropic").bind_tools([SEARCH_TOOL])
     reply, chunks = await _run(model, mode, [HumanMessage(AQ)])
 
     blocks = reply.additional_kwargs["anthropic_blocks"]
@@ -287,8 +278,10 @@ async def test_anthropic_web_search_echo(mode: str, vcr: Any) -> None:
         for m in ("stream", "astream")
     ],
 )
-async def test_anthropic_web_search_stream_equals_invoke(mode: str, vcr: Any) -> None:
-    model = _model("anthropic").bind_tools([SEARCH_TOOL])
+async def test_anthropic_web_search_stream_equals_invoke(
+    mode: str, vcr: Any, replay_model: ReplayModel
+) -> None:
+    model = replay_model("anthropic").bind_tools([SEARCH_TOOL])
     invoked, _ = await _run(model, "invoke", [HumanMessage(AQ)])
     streamed, _ = await _run(model, mode, [HumanMessage(AQ)])
     assert vcr.play_count == 2

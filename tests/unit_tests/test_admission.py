@@ -19,14 +19,15 @@ from pydantic import SecretStr
 from langchain_kimi import ChatKimi
 from langchain_kimi._admission import Admission, Permit
 from langchain_kimi._aimd import DECREASE, AdaptiveWindow
-from langchain_kimi._errors import KimiRateLimitError, KimiTimeoutError
+from langchain_kimi._errors import KimiQuotaExceededError, KimiRateLimitError, KimiTimeoutError
 from langchain_kimi._transport import Transport, TransportConfig
-from tests.unit_tests.test_transport_retries import mode, post  # noqa: F401
+from tests.fake_transport import Script, scripted_transport
+from tests.unit_tests.test_transport_retries import OK, mode, ok, post  # noqa: F401
 
 KEY = "sk-test-admission-0123456789"
 PATH = "/v1/chat/completions"
+BASE = "https://direct.evolink.ai"
 BODY: dict[str, Any] = {"model": "kimi-k3.1-pro", "messages": [{"role": "user", "content": "hi"}]}
-OK = {"id": "chatcmpl-1", "object": "chat.completion"}
 
 
 class Clock:
@@ -47,21 +48,21 @@ class Clock:
         self.sleep(seconds)
 
 
-class Gateway:
-    """A MockTransport handler: answers from a queue of statuses, records when each request came."""
+class Gateway(Script):
+    """The shared `Script`, also recording when (on the fake clock) each request came."""
 
-    def __init__(self, clock: Clock, *statuses: tuple[int, dict[str, str]]) -> None:
+    def __init__(self, clock: Clock, *answers: httpx.Response) -> None:
+        super().__init__(*answers, ok())  # then 200s
         self.clock = clock
-        self.statuses = list(statuses)
         self.sent_at: list[float] = []
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.sent_at.append(self.clock.now)
-        status, headers = self.statuses.pop(0) if self.statuses else (200, {})
-        if status == 200:
-            return httpx.Response(200, json=OK, headers=headers)
-        body = {"error": {"message": "slow down", "type": "rate_limit_error"}}
-        return httpx.Response(status, json=body, headers=headers)
+        return super().__call__(request)
+
+
+def failing(status: int, headers: dict[str, str], message: str = "slow down") -> httpx.Response:
+    return httpx.Response(status, json={"error": {"message": message}}, headers=headers)
 
 
 class Pool:
@@ -76,7 +77,7 @@ class Pool:
 
     def transport(self, *, timeout: float = 30.0, max_retries: int = 2) -> Transport:
         config = TransportConfig(
-            base_url="https://direct.evolink.ai",
+            base_url=BASE,
             fallback_base_url=None,
             api_key=SecretStr(KEY),
             timeout=httpx.Timeout(timeout),
@@ -89,8 +90,8 @@ class Pool:
         return Transport(config, http_client=self.client, http_async_client=self.async_client)
 
 
-def rate_limited(seconds: str) -> tuple[int, dict[str, str]]:
-    return 429, {"retry-after": seconds}
+def rate_limited(seconds: str) -> httpx.Response:
+    return failing(429, {"retry-after": seconds})
 
 
 async def test_a_429_makes_every_call_on_the_pool_wait_out_its_retry_after(mode: str) -> None:
@@ -146,11 +147,26 @@ async def test_which_answers_pause_the_pool(
     mode: str, status: int, headers: dict[str, str], cool_down: list[float]
 ) -> None:
     clock = Clock()
-    pool = Pool(Gateway(clock, (status, headers)))
+    pool = Pool(Gateway(clock, failing(status, headers)))
     with pytest.raises(Exception, match=str(status)):
         await post(pool.transport(max_retries=0), mode)
     await post(pool.transport(), mode)
     assert clock.sleeps == cool_down
+
+
+async def test_an_exhausted_quota_neither_pauses_the_pool_nor_shrinks_its_window(
+    mode: str,
+) -> None:
+    # Issue 11: waiting does not refill a quota, so its 429 is raised at once (not retried) and
+    # must not hold back the other calls of the pool either.
+    clock = Clock()
+    quota = failing(429, {"retry-after": "20"}, "You exceeded your current quota")
+    pool = Pool(Gateway(clock, quota))
+    with pytest.raises(KimiQuotaExceededError):
+        await post(pool.transport(), mode)
+    assert (await post(pool.transport(), mode)).body == OK
+    assert clock.sleeps == []
+    assert pool.transport()._pool().admission.window is None
 
 
 async def test_adaptive_window_is_inert_until_the_first_429_and_can_be_turned_off(
@@ -158,7 +174,7 @@ async def test_adaptive_window_is_inert_until_the_first_429_and_can_be_turned_of
 ) -> None:
     for adaptive in (True, False):
         clock = Clock()
-        pool = Pool(Gateway(clock, (200, {}), (200, {}), rate_limited("1")), adaptive=adaptive)
+        pool = Pool(Gateway(clock, ok(), ok(), rate_limited("1")), adaptive=adaptive)
         transport = pool.transport()
         admission = transport._pool().admission
         await post(transport, mode)
@@ -315,23 +331,8 @@ async def test_queue_wait_is_bounded_by_the_pool_timeout() -> None:
 async def test_stream_holds_its_slot_until_closed(mode: str) -> None:
     clock = Clock()
     sse = b'data: {"choices":[]}\n\ndata: [DONE]\n\n'
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, content=sse, headers={"content-type": "text/event-stream"})
-
-    mock = httpx.MockTransport(handler)
-    config = TransportConfig(
-        base_url="https://direct.evolink.ai",
-        fallback_base_url=None,
-        api_key=SecretStr(KEY),
-        timeout=httpx.Timeout(30.0),
-        clock=clock,
-    )
-    transport = Transport(
-        config,
-        http_client=httpx.Client(transport=mock),
-        http_async_client=httpx.AsyncClient(transport=mock),
-    )
+    events = httpx.Response(200, content=sse, headers={"content-type": "text/event-stream"})
+    transport, _ = scripted_transport(Script(events), base_url=BASE, key=KEY, clock=clock)
     gate = transport._pool().admission
     if mode == "sync":
         with transport.stream_events(PATH, BODY) as events:

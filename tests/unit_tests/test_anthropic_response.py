@@ -45,6 +45,7 @@ def test_text_reply() -> None:
         "protocol": "anthropic",
         "finish_reason": "stop",
         "raw_finish_reason": "end_turn",
+        "usage": {"input_tokens": 10, "output_tokens": 4},
     }
     assert msg.usage_metadata == {"input_tokens": 10, "output_tokens": 4, "total_tokens": 14}
 

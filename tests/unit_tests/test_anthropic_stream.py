@@ -13,7 +13,10 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk
 
 from langchain_kimi._errors import KimiRateLimitError, KimiStreamError
-from langchain_kimi.protocols.anthropic_messages import StreamDecoder, parse_response
+from langchain_kimi._options import RequestOptions
+from langchain_kimi._profiles import capabilities
+from langchain_kimi._rounds import StreamPlan
+from langchain_kimi.protocols.anthropic_messages import ADAPTER, StreamDecoder, parse_response
 from tests.schema_validation import validate_response
 from tests.sse_text import parse_sse, split_at
 
@@ -220,6 +223,18 @@ def test_authored_stream_aggregates_to_parse_response(cuts: tuple[int, ...]) -> 
     assert_same_message(aggregate(chunks), parse_response(AUTHORED_BODY))
 
 
+def test_reply_is_the_non_streamed_body() -> None:
+    """`reply()` (what the adapter's rounds read after a streamed round) parses to exactly what
+    the non-streamed body of the same reply parses to."""
+    decoder = StreamDecoder()
+    for event, data in sse_events(AUTHORED_SSE):
+        decoder.feed(event, data)
+    assert decoder.ended
+    reply = decoder.reply()
+    assert reply["content"] == AUTHORED_BODY["content"]
+    assert_same_message(parse_response(reply), parse_response(AUTHORED_BODY))
+
+
 def test_cut_inside_multibyte_character() -> None:
     cut = AUTHORED_SSE.index("—".encode()) + 1
     chunks = decode(sse_events(AUTHORED_SSE, (cut,)))
@@ -274,6 +289,8 @@ def test_chunk_shapes() -> None:
         },
         "output_token_details": {"reasoning": 12},
     }
+    usage = last.response_metadata.pop("usage")  # raw, as ChatAnthropic keeps it
+    assert usage["cache_creation_input_tokens"] == 50
     assert last.response_metadata == {
         "finish_reason": "tool_calls",
         "raw_finish_reason": "tool_use",
@@ -442,16 +459,21 @@ def test_delta_for_unknown_block_is_a_stream_error() -> None:
 def test_finish_without_message_stop_raises_with_partial() -> None:
     events = sse_events(AUTHORED_SSE)
     cut = next(i for i, (name, _) in enumerate(events) if name == "content_block_start" and i > 2)
-    decoder = StreamDecoder()
-    for event, data in events[: cut + 3]:
-        decoder.feed(event, data)
-    with pytest.raises(KimiStreamError, match="before message_stop") as info:
-        decoder.finish()
+    # The stream plan, not the decoder, keeps what the caller has seen.
+    plan = StreamPlan(
+        ADAPTER,
+        RequestOptions(caps=capabilities("kimi-k3.1-pro", "anthropic")),
+        {},
+        max_builtin_rounds=1,
+    )
+    plan.start_round("https://base.test")
+    with pytest.raises(KimiStreamError, match="before message_stop") as info, plan.guard():
+        list(plan.run_round(events[: cut + 3]))
     partial = info.value.partial
     assert isinstance(partial, AIMessageChunk)
     assert partial.content == "Let me check Paris."
     assert partial.additional_kwargs["reasoning_content"] == "Need the weather — in Paris."
-    with pytest.raises(KimiStreamError) as empty:
+    with pytest.raises(KimiStreamError, match="before message_stop") as empty:
         StreamDecoder().finish()
     assert empty.value.partial is None
 

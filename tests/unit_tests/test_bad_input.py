@@ -1,7 +1,7 @@
 """Bad input gets a clear ValueError before any network call: one test per case.
 
-Every model here uses an httpx transport that fails the test if it is ever called, so each case
-also proves that nothing was sent.
+Every model here uses the offline fake gateway (tests/fake_gateway.py), whose transport fails
+the test if it is ever called, so each case also proves that nothing was sent.
 """
 
 from __future__ import annotations
@@ -9,24 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, ValidationError
 
 from langchain_kimi import ChatKimi
+from tests.fake_gateway import offline
 
-
-def _never_called(request: httpx.Request) -> httpx.Response:
-    pytest.fail(f"a request was sent: {request.method} {request.url}")
-
-
-def _model(**fields: Any) -> ChatKimi:
-    fields.setdefault("api_key", "test-key-not-real")
-    fields.setdefault("max_retries", 0)
-    return ChatKimi(
-        http_client=httpx.Client(transport=httpx.MockTransport(_never_called)), **fields
-    )
+# Nothing may be sent: the transport of `_model` fails the test when called. Its retries stay at
+# the default, so a refusal cannot hide behind "no retries configured".
+_model = offline
 
 
 def _image(mime: str = "image/png") -> HumanMessage:
@@ -152,7 +144,7 @@ CASES: list[tuple[str, Callable[[], object], str]] = [
     ("temperature 0.2 on kimi-k3", lambda: _model(model="kimi-k3", temperature=0.2), "temperature"),
     (
         "top_p 0.5 on kimi-k3 per call",
-        lambda: _model(model="kimi-k3", protocol="anthropic").invoke("hi", top_p=0.5),
+        lambda: _model(model="kimi-k3").invoke("hi", top_p=0.5),
         "top_p",
     ),
     ("video on anthropic", lambda: _model(protocol="anthropic").invoke([_video()]), "video"),
@@ -207,12 +199,167 @@ CASES: list[tuple[str, Callable[[], object], str]] = [
     ),
 ]
 
+# case -> (exception type, exact message). Fields refused at construction surface as pydantic's
+# ValidationError (a ValueError) wrapping our message; call-time refusals are plain ValueErrors.
+EXACT: dict[str, tuple[type[ValueError], str]] = {
+    "unknown protocol": (ValidationError, "protocol must be 'openai' or 'anthropic', got 'grpc'"),
+    "empty message list": (ValueError, "ChatKimi needs at least one message"),
+    "only a system message (anthropic)": (
+        ValueError,
+        "at least one user or assistant message is required besides system messages",
+    ),
+    "max_tokens zero field": (ValidationError, "max_tokens must be between 1 and 1,048,576, got 0"),
+    "max_tokens too large field": (
+        ValidationError,
+        "max_tokens must be between 1 and 1,048,576, got 1,048,577",
+    ),
+    "max_tokens zero per call": (ValueError, "max_tokens must be between 1 and 1,048,576, got 0"),
+    "max_tokens too large per call (anthropic)": (
+        ValueError,
+        "max_tokens must be between 1 and 1,048,576, got 2,000,000",
+    ),
+    "max_tokens not an int": (ValueError, "max_tokens must be an integer, got 'many'"),
+    "129 tools": (ValueError, "at most 128 tools may be bound on the openai protocol; got 129"),
+    "129 tools per call": (
+        ValueError,
+        "at most 128 tools may be bound on the openai protocol; got 129",
+    ),
+    "tool schema not an object": (
+        ValueError,
+        "tool 'x': the parameters schema must have type 'object', got 'string'",
+    ),
+    "tool schema not a dict": (
+        ValueError,
+        "tool 'x': the parameters schema must be a JSON-schema object (a dict)",
+    ),
+    "unknown tool string": (
+        ValueError,
+        "unknown tool 'calculator': pass a tool object, a schema, or 'web_search'",
+    ),
+    "web search max_uses zero": (
+        ValueError,
+        "unsupported web search tool {'type': 'web_search_20250305', 'name': 'web_search', "
+        "'max_uses': 0}; the documented form is "
+        '{"type": "web_search_20250305", "name": "web_search"} with an optional '
+        '"max_uses": <int >= 1>',
+    ),
+    "tool_choice names an unbound tool": (
+        ValueError,
+        "tool_choice names 'get_time', which is not among the bound tools ['get_weather']",
+    ),
+    "tool_choice unsupported value": (ValueError, "unsupported tool_choice 3.5"),
+    "bad effort value": (
+        ValidationError,
+        "reasoning_effort must be one of low, high, max, medium, xhigh, minimal, none; got 'extreme'",
+    ),
+    "effort low on kimi-k3 (openai)": (
+        ValidationError,
+        "kimi-k3 accepts reasoning_effort max only; got 'low'",
+    ),
+    "effort alias medium on kimi-k3 per call": (
+        ValueError,
+        "kimi-k3 accepts reasoning_effort max only; got 'medium' (= 'high')",
+    ),
+    "bad cache ttl": (ValidationError, "Input should be '5m' or '1h'"),
+    "cache ttl on kimi-k3 (openai)": (
+        ValidationError,
+        "kimi-k3 has no cache TTL option on the openai protocol; drop cache_ttl",
+    ),
+    "cache ttl on kimi-k3 per call (anthropic)": (
+        ValueError,
+        "kimi-k3 has no cache TTL option on the anthropic protocol; drop cache_ttl",
+    ),
+    "six stop sequences on K3.1 anthropic": (
+        ValueError,
+        "at most 5 stop sequences are allowed, got 6",
+    ),
+    "stop sequence over 32 bytes": (
+        ValueError,
+        "stop sequence 'ééééééééééééééééé' is 34 bytes in UTF-8; the limit is 32",
+    ),
+    "empty stop string": (ValueError, "stop must be a list of non-empty strings, got ['']"),
+    "temperature 0.2 on kimi-k3": (
+        ValidationError,
+        "kimi-k3 only accepts temperature=1.0 (fixed by the model); got 0.2",
+    ),
+    "top_p 0.5 on kimi-k3 per call": (
+        ValueError,
+        "kimi-k3 only accepts top_p=0.95 (fixed by the model); got 0.5",
+    ),
+    "video on anthropic": (
+        ValueError,
+        "video input needs protocol='openai' (the Messages protocol has no video blocks)",
+    ),
+    "image on kimi-k3 anthropic": (
+        ValueError,
+        "image input is not supported by kimi-k3 on the anthropic protocol",
+    ),
+    "unsupported image type on anthropic": (
+        ValueError,
+        "image media type 'image/bmp' is not accepted by kimi-k3.1-pro on the anthropic protocol (allowed: image/jpeg, image/png, image/gif, image/webp)",
+    ),
+    "web search on kimi-k3 anthropic": (
+        ValueError,
+        "built-in web search is not available for kimi-k3 on the anthropic protocol; use protocol='openai' (all models) or a K3.1 model",
+    ),
+    "json mode on anthropic without schema": (
+        ValueError,
+        "JSON mode without a schema is not documented on the anthropic protocol (only response_format json_object on Chat Completions); pass a schema or use protocol='openai'",
+    ),
+    "json_object response_format on anthropic": (
+        ValueError,
+        "JSON mode (response_format json_object) is not documented on the anthropic protocol; pass a schema, or use protocol='openai'",
+    ),
+    "structured output method unknown": (
+        ValueError,
+        "method must be one of json_schema, function_calling, json_mode; got 'xml'",
+    ),
+    "json_schema without a schema": (
+        ValueError,
+        "method='json_schema' needs a schema (only method='json_mode' works without one)",
+    ),
+    "tool message answering no call (openai)": (
+        ValueError,
+        "ToolMessage with tool_call_id 'call_unknown' answers no tool call of a preceding AIMessage",
+    ),
+    "tool message answering no call (anthropic)": (
+        ValueError,
+        "ToolMessage tool_call_id 'call_unknown' matches no tool call in the preceding AI messages",
+    ),
+    "unknown call kwarg": (
+        ValueError,
+        "unexpected call arguments ['frequency_penalty']; pass undocumented body fields via extra_body={...} (per call) or model_kwargs={...} (on the model)",
+    ),
+    "negative max_retries": (ValidationError, "max_retries must be >= 0"),
+    "zero max_builtin_rounds": (ValidationError, "max_builtin_rounds must be >= 1"),
+    # Refused at construction now (issue 12 item 3 / issue 16 item 5), not at the first call.
+    "insecure http base url": (
+        ValidationError,
+        "base_url 'http://gateway.example.com' uses plain http://, which would send the API key unencrypted. Use https://, or set allow_insecure_http=True if you really mean it.",
+    ),
+}
+
 
 @pytest.mark.parametrize(("case", "call", "fragment"), CASES, ids=[c[0] for c in CASES])
 def test_refused_before_sending(case: str, call: Callable[[], object], fragment: str) -> None:
-    with pytest.raises((ValueError, ValidationError)) as info:
+    kind, message = EXACT[case]
+    with pytest.raises(ValueError) as info:
         call()
-    assert fragment.lower() in str(info.value).lower(), f"{case}: unclear message {info.value}"
+    assert type(info.value) is kind
+    assert _message(info.value) == message
+    assert fragment.lower() in str(info.value).lower(), f"{case}: the error must name {fragment!r}"
+
+
+def _message(error: ValueError) -> str:
+    """Our message: pydantic wraps a validator's ValueError in one ValidationError error."""
+    if isinstance(error, ValidationError):
+        (detail,) = error.errors()
+        return str(detail.get("ctx", {}).get("error", detail["msg"]))
+    return str(error)
+
+
+def test_every_case_has_its_exact_outcome() -> None:
+    assert [case for case, _, _ in CASES] == list(EXACT)
 
 
 def test_there_are_at_least_thirty_cases() -> None:
@@ -221,6 +368,6 @@ def test_there_are_at_least_thirty_cases() -> None:
 
 def test_missing_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("EVOLINK_API_KEY", raising=False)
-    model = ChatKimi(http_client=httpx.Client(transport=httpx.MockTransport(_never_called)))
+    model = offline(api_key=None)
     with pytest.raises(ValueError, match="EVOLINK_API_KEY"):
         model.invoke("hi")

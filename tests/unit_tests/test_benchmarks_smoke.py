@@ -46,6 +46,8 @@ def test_tiny_run_covers_every_client_without_errors(tmp_path: Path) -> None:
         for name in ("kimi-anthropic", "kimi-openai"):
             assert results["scale"][level][name]["errors"] == 0, (level, name)
     assert len(results["goodput"]) == 3  # abatch, thread-pool batch, overload
+    overload = results["goodput"]["abatch 30 @ 16"]
+    assert all(row["throttled"] > 0 for row in overload.values())  # the 429 path is covered
     for case in results["goodput"].values():
         for name, row in case.items():
             assert row["requests"] >= row["calls"] - row["failures"], (name, row)

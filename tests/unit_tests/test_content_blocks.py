@@ -307,3 +307,48 @@ def test_aggregated_chunk_translates_like_message() -> None:
     assert [b["type"] for b in blocks] == [b["type"] for b in message.content_blocks]
     assert blocks[4]["args"] == {"q": "a"}
     assert blocks[0]["index"] == "lc_rs_0"
+
+
+_WITHOUT_CORE_CITATIONS = """
+import json
+import langchain_core.messages.block_translators.anthropic as core_anthropic
+del core_anthropic._convert_citation_to_v1  # as if a langchain-core release renamed it
+import langchain_kimi  # must still import
+from langchain_core.messages import AIMessage
+citation = {"type": "web_search_result_location", "cited_text": "Kimi", "url": "https://k.test"}
+blocks = [{"type": "text", "text": "It is k.test.", "citations": [citation]}]
+message = AIMessage(
+    content="It is k.test.",
+    additional_kwargs={"anthropic_blocks": blocks},
+    response_metadata={"model_provider": "kimi", "protocol": "anthropic"},
+)
+print(json.dumps(message.content_blocks))
+"""
+
+
+def test_import_survives_a_missing_private_core_helper() -> None:
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_CORE_CITATIONS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    (text,) = json.loads(done.stdout)
+    assert text["text"] == "It is k.test."
+    # Only the citation translation degrades: the raw citation is kept, nothing is dropped.
+    assert text["annotations"] == [
+        {
+            "type": "non_standard_annotation",
+            "value": {
+                "type": "web_search_result_location",
+                "cited_text": "Kimi",
+                "url": "https://k.test",
+            },
+        }
+    ]

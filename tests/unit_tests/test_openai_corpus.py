@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from langchain_kimi._contract import FOREIGN_TURN_REASONING
 from langchain_kimi._options import RequestOptions
 from langchain_kimi._profiles import K3, K31_PRO, capabilities
 from langchain_kimi.protocols.openai_chat import build_request, parse_response
@@ -123,8 +124,11 @@ def test_multi_turn_echo_matches_recorded_client(turn: int, model: str) -> None:
     for ours, theirs in zip(body["messages"], recorded, strict=True):
         if theirs["role"] == "assistant" and theirs.get("reasoning_content") == "":
             # The recording client's own synthetic message: it sends an empty reasoning string,
-            # we omit the key (no reasoning); everything else must agree.
+            # which Kimi counts as missing on a tool-call turn; we send the placeholder
+            # (issue 11 item 10), or omit the key when there are no tool calls.
             theirs = {k: v for k, v in theirs.items() if k != "reasoning_content"}
+            if theirs.get("tool_calls"):
+                theirs["reasoning_content"] = FOREIGN_TURN_REASONING
         elif theirs["role"] == "assistant":
             echoed += 1
         assert ours == theirs

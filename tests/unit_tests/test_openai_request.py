@@ -16,6 +16,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from langchain_kimi._contract import FOREIGN_TURN_REASONING
 from langchain_kimi._options import (
     FunctionToolSpec,
     OutputFormat,
@@ -91,8 +92,21 @@ def test_full_options_body(model: str) -> None:
     assert body["response_format"] == {"type": "json_object"}
     for key, value in extra.items():
         assert body[key] == value
-    if model == K3:
-        assert "prompt_cache_options" not in body
+    # Exactly these fields: no `max_tokens`, `stream_options`, `stop`, `parallel_tool_calls`, and
+    # no `prompt_cache_options` for kimi-k3.
+    assert set(body) == {
+        "model",
+        "messages",
+        "max_completion_tokens",
+        "stream",
+        "reasoning_effort",
+        "temperature",
+        "top_p",
+        "tools",
+        "tool_choice",
+        "response_format",
+        *extra,
+    }
 
 
 def test_function_tool_forms() -> None:
@@ -160,15 +174,9 @@ def test_extra_body_merged_last() -> None:
 @pytest.mark.parametrize(
     ("model", "kwargs", "needle"),
     [
-        (K3, {"reasoning_effort": "low"}, "reasoning_effort"),
-        (K3, {"reasoning_effort": "high"}, "reasoning_effort"),
-        (K3, {"cache_ttl": "5m"}, "cache TTL"),
-        (K31_PRO, {"tools": (WEATHER,) * 129}, "at most 128"),
         (K31_PRO, {"tools": (WEATHER,), "tool_choice": ToolChoice("named", "nope")}, "nope"),
         (K31_PRO, {"tool_choice": ToolChoice("any")}, "at least one tool"),
         (K31_PRO, {"output_format": OutputFormat("json_schema")}, "schema"),
-        (K31_PRO, {"max_tokens": 0}, "max_tokens"),
-        (K31_PRO, {"max_tokens": 1_048_577}, "max_tokens"),
     ],
 )
 def test_refused_options(model: str, kwargs: dict[str, Any], needle: str) -> None:
@@ -179,17 +187,13 @@ def test_refused_options(model: str, kwargs: dict[str, Any], needle: str) -> Non
 def test_refusals_follow_the_capability_row() -> None:
     caps = replace(
         capabilities(K31_PRO, "openai"),
-        web_search=False,
         image_inputs=False,
         video_inputs=False,
-        json_mode=False,
-        native_structured_output=False,
         image_tool_message=False,
     )
+    # Content capabilities are checked while mapping content; the option refusals (web search,
+    # JSON mode, structured output...) live in _resolve: test_capability_refusals.py.
     cases: list[tuple[Sequence[BaseMessage], dict[str, Any], str]] = [
-        (HI, {"tools": (WebSearchToolSpec(),)}, "web search"),
-        (HI, {"output_format": OutputFormat("json_object")}, "JSON mode"),
-        (HI, {"output_format": OutputFormat("json_schema", schema={})}, "structured output"),
         ([HumanMessage([{"type": "image_url", "image_url": "http://x/a.png"}])], {}, "image"),
         ([HumanMessage([{"type": "video", "url": "http://x/v.mp4"}])], {}, "video"),
     ]
@@ -360,7 +364,7 @@ def test_edited_call_is_rebuilt_and_new_call_appended() -> None:
     )
     assistant = body["messages"][1]
     assert assistant["content"] is None
-    assert "reasoning_content" not in assistant
+    assert assistant["reasoning_content"] == FOREIGN_TURN_REASONING  # no reasoning of its own
     assert assistant["tool_calls"] == [
         {
             "id": "c1",
@@ -405,17 +409,20 @@ def test_plain_ai_message_and_no_empty_tool_calls() -> None:
     assert body["messages"][1] == {"role": "assistant", "content": ""}
 
 
+def _search_call(call_id: str, arguments: str) -> dict[str, Any]:
+    function = {"name": "$web_search", "arguments": arguments}
+    return {"id": call_id, "type": "builtin_function", "function": function}
+
+
+CLIENT_CALL = {
+    "id": "c1",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+}
+
+
 def test_mixed_builtin_and_client_calls() -> None:
-    search = {
-        "id": "s1",
-        "type": "builtin_function",
-        "function": {"name": "$web_search", "arguments": '{"q":1}'},
-    }
-    client = {
-        "id": "c1",
-        "type": "function",
-        "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
-    }
+    search, client = _search_call("s1", '{"q":1}'), CLIENT_CALL
     ai = AIMessage("", additional_kwargs={"tool_calls": [search, client]}, tool_calls=[_call("c1")])
     body = build([*HI, ai, ToolMessage("sunny", tool_call_id="c1")])
     assert body["messages"][1]["tool_calls"] == [search, client]
@@ -428,6 +435,47 @@ def test_mixed_builtin_and_client_calls() -> None:
         [*HI, ai, ToolMessage("x", tool_call_id="s1"), ToolMessage("y", tool_call_id="c1")]
     )
     assert [m["tool_call_id"] for m in body["messages"][2:]] == ["s1", "c1"]
+
+
+def test_one_ai_message_replays_as_search_rounds_then_client_calls() -> None:
+    """A reply that ran two `$web_search` rounds, then asked for a client call mixed with one
+    more search, is ONE AIMessage; on the wire it is every round verbatim, the final assistant
+    message with only its own reasoning, the builtin answer, then the caller's tool result."""
+    rounds: list[dict[str, Any]] = []
+    for n in (1, 2):
+        call = _search_call(f"s{n}", f'{{"q":{n}}}')
+        rounds += [
+            {
+                "role": "assistant",
+                "content": None,
+                "reasoning_content": f"r{n}. ",
+                "tool_calls": [call],
+            },
+            {"role": "tool", "tool_call_id": f"s{n}", "content": f'{{"q":{n}}}'},
+        ]
+    search, client = _search_call("s3", '{"q":3}'), CLIENT_CALL
+    ai = AIMessage(
+        "",
+        additional_kwargs={
+            "reasoning_content": "r1. r2. final.",
+            "builtin_rounds": rounds,
+            "tool_calls": [search, client],
+        },
+        tool_calls=[_call("c1")],
+    )
+    body = build([*HI, ai, ToolMessage("sunny", tool_call_id="c1")])
+    assert body["messages"] == [
+        {"role": "user", "content": "hi"},
+        *rounds,
+        {
+            "role": "assistant",
+            "content": None,
+            "reasoning_content": "final.",
+            "tool_calls": [search, client],
+        },
+        {"role": "tool", "tool_call_id": "s3", "content": '{"q":3}'},
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+    ]
 
 
 def test_message_from_anthropic_protocol() -> None:

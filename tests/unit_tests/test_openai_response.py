@@ -57,6 +57,7 @@ def test_text_reply_with_reasoning_and_usage() -> None:
         "finish_reason": "stop",
         "raw_finish_reason": "stop",
         "created": 1700000000,
+        "token_usage": body["usage"],
     }
     assert msg.id == "chatcmpl-1"
 

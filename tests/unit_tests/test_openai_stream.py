@@ -21,6 +21,10 @@ from langchain_kimi._errors import (
     KimiRateLimitError,
     KimiStreamError,
 )
+from langchain_kimi._options import RequestOptions
+from langchain_kimi._profiles import capabilities
+from langchain_kimi._rounds import StreamPlan
+from langchain_kimi.protocols.openai_chat import ADAPTER
 from langchain_kimi.protocols.openai_chat.response import parse_response
 from langchain_kimi.protocols.openai_chat.stream import StreamDecoder
 from tests.sse_text import parse_sse
@@ -180,6 +184,19 @@ def test_stream_aggregates_to_invoke_result(usage_mode: str, seed: int) -> None:
     assert sum(1 for c in chunks if "tool_calls" in c.additional_kwargs) == 1
 
 
+@pytest.mark.parametrize("usage_mode", ["top", "choice", "both"])
+def test_reply_is_the_non_streamed_body(usage_mode: str) -> None:
+    """`reply()` (what the adapter's rounds read after a streamed round) parses to exactly what
+    the non-streamed body of the same reply parses to."""
+    payloads, body = tool_call_stream(usage_mode)
+    decoder = StreamDecoder()
+    for event, data in sse_events([sse(payloads).encode()]):
+        decoder.feed(event, data)
+    assert decoder.ended
+    assert summary(parse_response(decoder.reply())) == summary(parse_response(body))
+    assert decoder.reply()["choices"][0]["message"] == decoder.assistant_message()
+
+
 def test_tool_call_chunks_carry_index_and_first_piece_ids() -> None:
     payloads, _ = tool_call_stream("top")
     chunks = decode(sse_events([sse(payloads).encode()]))
@@ -289,14 +306,23 @@ def test_plain_reply_assistant_message() -> None:
 
 
 def test_missing_done_raises_with_partial() -> None:
-    decoder = StreamDecoder()
-    for event, data in sse_events(
+    # The stream plan, not the decoder, keeps what the caller has seen.
+    plan = StreamPlan(
+        ADAPTER,
+        RequestOptions(caps=capabilities("kimi-k3.1-pro", "openai")),
+        {},
+        max_builtin_rounds=1,
+    )
+    events = sse_events(
         [sse([delta({"content": "partial "}), delta({"content": "text"})], done=False).encode()]
-    ):
-        decoder.feed(event, data)
-    with pytest.raises(KimiStreamError, match=r"before \[DONE\]") as info:
-        decoder.finish()
+    )
+    plan.start_round("https://base.test")
+    with pytest.raises(KimiStreamError, match=r"before \[DONE\]") as info, plan.guard():
+        list(plan.run_round(events))
     assert info.value.partial.content == "partial text"
+    with pytest.raises(KimiStreamError, match=r"before \[DONE\]") as bare:
+        StreamDecoder().finish()
+    assert bare.value.partial is None
 
 
 def test_error_payload_raises_typed_error() -> None:

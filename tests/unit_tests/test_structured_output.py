@@ -1,5 +1,5 @@
 """with_structured_output: pure schema helpers, method choice per model x protocol, the request
-bodies it produces (captured with httpx.MockTransport, validated against spec/), parsing, errors
+bodies it produces (captured by the fake gateway, validated against spec/), parsing, errors
 and tracing."""
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from langchain_kimi._structured import (
     make_strict,
     schema_parts,
 )
+from tests.fake_gateway import FakeGateway
 from tests.schema_validation import validate_request
 
 MODELS = ("kimi-k3.1-pro", "kimi-k3.1-pro-highspeed", "kimi-k3")
@@ -68,10 +69,12 @@ WEATHER_JSON: dict[str, Any] = {
 # --- fake service ------------------------------------------------------------------------------
 
 
-def _reply(body: dict[str, Any], text: str | None, *, stop_reason: str | None = None) -> Any:
+def _reply(
+    body: dict[str, Any], path: str, text: str | None, *, stop_reason: str | None = None
+) -> Any:
     """A spec-shaped reply: `text` as the answer, or the forced tool's call when tools were sent."""
     tools = body.get("tools") or []
-    if body["_path"].endswith("/messages"):
+    if path.endswith("/messages"):
         content: list[dict[str, Any]] = [{"type": "thinking", "thinking": "t", "signature": "s"}]
         if tools:
             content.append(
@@ -120,20 +123,14 @@ def _model(
     *,
     stop_reason: str | None = None,
 ) -> ChatKimi:
-    def handler(request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content)
-        sent.append(body)
-        return httpx.Response(
-            200, json=_reply({**body, "_path": request.url.path}, text, stop_reason=stop_reason)
-        )
+    """A ChatKimi on the fake gateway answering `text` (or the forced tool's call); the bodies
+    sent are appended to `sent`."""
 
-    return ChatKimi(
-        model_name=model,
-        protocol=protocol,  # type: ignore[arg-type]
-        api_key="test-key-not-real",  # type: ignore[arg-type]
-        max_retries=0,
-        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
-    )
+    def reply(body: dict[str, Any], path: str) -> Any:
+        sent.append(body)
+        return _reply(body, path, text, stop_reason=stop_reason)
+
+    return FakeGateway(reply).model(protocol, model)
 
 
 # --- make_strict / drop_optional_nulls ----------------------------------------------------------
@@ -294,8 +291,7 @@ def _invoke(model: str, protocol: str, schema: Any, **kwargs: Any) -> tuple[Any,
 @pytest.mark.parametrize("schema", [Weather, WeatherDict, WEATHER_JSON], ids=["pd", "td", "js"])
 def test_openai_json_schema_is_strict_and_sends_no_tools(model: str, schema: Any) -> None:
     result, body = _invoke(model, "openai", schema)
-    assert "tools" not in body
-    assert "tool_choice" not in body
+    assert set(body) == {"model", "messages", "response_format"}
     response_format = body["response_format"]
     assert response_format["type"] == "json_schema"
     spec = response_format["json_schema"]
@@ -350,7 +346,8 @@ def test_openai_response_format_matches_chat_openai_oracle() -> None:
 @pytest.mark.parametrize("method", ["json_schema", "json_mode"])
 def test_anthropic_k31_uses_output_config_format(model: str, method: str) -> None:
     result, body = _invoke(model, "anthropic", Weather, method=method)
-    assert "tools" not in body
+    assert set(body) == {"model", "max_tokens", "messages", "output_config"}
+    assert set(body["output_config"]) == {"format"}
     fmt = body["output_config"]["format"]
     assert fmt["type"] == "json_schema"
     assert fmt["schema"]["required"] == ["city", "temperature_c"]
@@ -360,7 +357,7 @@ def test_anthropic_k31_uses_output_config_format(model: str, method: str) -> Non
 @pytest.mark.parametrize("method", ["json_schema", "function_calling", "json_mode"])
 def test_anthropic_k3_falls_back_to_a_named_forced_tool(method: str) -> None:
     result, body = _invoke("kimi-k3", "anthropic", WeatherDict, method=method)
-    assert "output_config" not in body
+    assert set(body) == {"model", "max_tokens", "messages", "tools", "tool_choice"}
     assert body["tool_choice"] == {"type": "tool", "name": "WeatherDict"}
     assert [t["name"] for t in body["tools"]] == ["WeatherDict"]
     assert result == ANSWER
@@ -371,8 +368,11 @@ def test_anthropic_k3_falls_back_to_a_named_forced_tool(method: str) -> None:
 def test_function_calling_forces_one_tool_in_the_documented_form(model: str, protocol: str) -> None:
     result, body = _invoke(model, protocol, Weather, method="function_calling")
     assert result == Weather(city="Paris", temperature_c=21.5)
-    assert "response_format" not in body
-    assert "format" not in body.get("output_config", {})
+    assert set(body) == (
+        {"model", "messages", "tools", "tool_choice"}
+        if protocol == "openai"
+        else {"model", "max_tokens", "messages", "tools", "tool_choice"}
+    )
     if protocol == "openai":
         assert body["tool_choice"] == {"type": "function", "function": {"name": "Weather"}}
         assert [t["function"]["name"] for t in body["tools"]] == ["Weather"]
@@ -520,10 +520,7 @@ def test_profile_declares_native_structured_output_for_create_agent(row: Any) ->
 
 @pytest.mark.parametrize("streamed", [False, True])
 def test_include_raw_never_raises_streamed_or_not(streamed: bool) -> None:
-    import httpx
     from langchain_core.exceptions import OutputParserException
-
-    from langchain_kimi import ChatKimi
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
         payload = {
@@ -550,16 +547,10 @@ def test_include_raw_never_raises_streamed_or_not(streamed: bool) -> None:
         ],
     }
 
-    def handler(request: httpx.Request) -> httpx.Response:
-        if json.loads(request.content).get("stream"):
-            return httpx.Response(200, text=sse, headers={"content-type": "text/event-stream"})
-        return httpx.Response(200, json=reply)
+    def answer(body: dict[str, Any], _path: str) -> Any:
+        return sse if body.get("stream") else reply
 
-    model = ChatKimi(
-        api_key="test-key-not-real",
-        max_retries=0,
-        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
-    )
+    model = FakeGateway(answer).model()
     structured = model.with_structured_output(
         {"title": "Answer", "type": "object", "properties": {"a": {"type": "string"}}},
         include_raw=True,

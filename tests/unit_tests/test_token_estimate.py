@@ -41,3 +41,36 @@ def test_tuples_blocks_and_tools_are_accepted() -> None:
     )
     tool = {"type": "function", "function": {"name": "get_weather", "parameters": {}}}
     assert MODEL.get_num_tokens_from_messages(messages, tools=[tool]) > base  # type: ignore[arg-type]
+
+
+def _per_character_estimate(text: str) -> int:
+    """The original per-character rule, kept as the oracle for the fast implementation."""
+    import math
+
+    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    return math.ceil(ascii_chars / 4.0) + (len(text) - ascii_chars)
+
+
+def _varied_texts() -> list[str]:
+    import random
+
+    rng = random.Random(12)
+    alphabets = [
+        "abc xyz\n\t{}\"'\\",
+        "äöüßéèñç",
+        "你好世界日本語한국어",
+        "🙂🚀👩‍💻🇳🇴",
+        "\x00\x7f\x80\xff",
+        "\ud800\udfff",  # lone surrogates: still one character each
+    ]
+    texts = ["", "a", "abcd", "abcde", "é", "\x7f", "\x80", "ab你好", "x" * 4_000_001]
+    for size in (1, 2, 3, 5, 17, 256, 10_000):
+        for _ in range(20):
+            pool = "".join(rng.sample(alphabets, k=rng.randint(1, len(alphabets))))
+            texts.append("".join(rng.choice(pool) for _ in range(size)))
+    return texts
+
+
+def test_fast_estimate_equals_the_per_character_rule() -> None:
+    for text in _varied_texts():
+        assert estimate_text_tokens(text) == _per_character_estimate(text), repr(text[:40])

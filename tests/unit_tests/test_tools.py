@@ -7,9 +7,9 @@ check the wire body ChatKimi really sends (and validate it against spec/); nothi
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
-import httpx
 import pytest
 from langchain_anthropic import ChatAnthropic
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
@@ -18,28 +18,18 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from langchain_kimi import ChatKimi
+from langchain_kimi import _resolve
+from langchain_kimi._options import ToolChoice
+from langchain_kimi._tools import resolve_tool_choice, to_tool_specs
+from tests.fake_gateway import FakeGateway, minimal_reply
 from tests.schema_validation import validate_request, validate_response
 
-K31, K31_FAST, K3 = "kimi-k3.1-pro", "kimi-k3.1-pro-highspeed", "kimi-k3"
-ANTHROPIC_OK = {
-    "id": "msg_01Ok",
-    "type": "message",
-    "role": "assistant",
-    "model": K31,
-    "content": [{"type": "text", "text": "ok"}],
-    "stop_reason": "end_turn",
-    "stop_sequence": None,
-    "usage": {"input_tokens": 1, "output_tokens": 1},
-}
+K31, K3 = "kimi-k3.1-pro", "kimi-k3"
+# The fake gateway's minimal replies, with ids of their own (and no usage on Chat Completions).
+ANTHROPIC_OK = {**minimal_reply({"model": K31}, "/v1/messages"), "id": "msg_01Ok"}
 OPENAI_OK = {
+    **{k: v for k, v in minimal_reply({"model": K31}, "/v1/chat/completions").items() if k != "usage"},
     "id": "chatcmpl-ok",
-    "object": "chat.completion",
-    "created": 1,
-    "model": K31,
-    "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
-    ],
 }
 
 
@@ -113,36 +103,25 @@ ALL_FORMS: list[Any] = [
 
 
 class Wire:
-    """A ChatKimi whose HTTP traffic goes to `reply`; `bodies` holds every request body sent."""
+    """A ChatKimi on the fake gateway answering `reply`; every body sent is validated against
+    the protocol's schema and kept in `bodies`."""
 
     def __init__(self, protocol: str, model: str = K31, reply: Any = None) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        self.protocol = protocol
         default = ANTHROPIC_OK if protocol == "anthropic" else OPENAI_OK
-        self.reply = reply if reply is not None else {**default, "model": model}
+        answer = reply if reply is not None else {**default, "model": model}
 
-        def handler(request: httpx.Request) -> httpx.Response:
-            body = json.loads(request.content)
-            self.bodies.append(body)
+        def validated(body: dict[str, Any], _path: str) -> Any:
             validate_request(body, protocol, model)
-            if isinstance(self.reply, str):
-                return httpx.Response(
-                    200, text=self.reply, headers={"content-type": "text/event-stream"}
-                )
-            return httpx.Response(200, json=self.reply)
+            return answer
 
-        self.model = ChatKimi(  # type: ignore[call-arg]
-            model=model,
-            protocol=protocol,  # type: ignore[arg-type]
-            api_key="test-key-not-real",  # type: ignore[arg-type]
-            max_retries=0,
-            http_client=httpx.Client(transport=httpx.MockTransport(handler)),
-        )
+        self.protocol = protocol
+        self.gateway = FakeGateway(validated)
+        self.bodies = self.gateway.bodies
+        self.model = self.gateway.model(protocol, model)
 
     @property
     def body(self) -> dict[str, Any]:
-        assert len(self.bodies) == 1
-        return self.bodies[0]
+        return self.gateway.body
 
 
 # ------------------------------------------------------------------ declarations
@@ -184,7 +163,37 @@ def test_parallel_tool_calls_is_never_sent() -> None:
     assert "parallel_tool_calls" not in wire.body  # no such field in the Kimi schema
 
 
+PARALLEL_WARNING = (
+    "parallel_tool_calls=False has no documented field on either Kimi protocol and is not sent; "
+    "the model may still return several tool calls"
+)
+
+
+def _parallel_warnings(caught: list[warnings.WarningMessage]) -> list[tuple[type, str]]:
+    return [(w.category, str(w.message)) for w in caught if "parallel_tool" in str(w.message)]
+
+
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+def test_parallel_tool_calls_false_warns_once_and_is_not_sent(
+    protocol: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The warning is once per process (docs/tools.md): start from a process that has not warned,
+    # whatever ran before this test.
+    monkeypatch.setattr(_resolve, "_parallel_warned", False)
+    wire = Wire(protocol)
+    with warnings.catch_warnings(record=True) as first:
+        warnings.simplefilter("always")
+        bound = wire.model.bind_tools([get_weather], parallel_tool_calls=False)
+    assert _parallel_warnings(first) == [(UserWarning, PARALLEL_WARNING)]
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")
+        bound.invoke("hi")
+    assert _parallel_warnings(again) == []
+    assert "parallel_tool_calls" not in wire.body
+    assert [t.get("name") or t["function"]["name"] for t in wire.body["tools"]] == ["get_weather"]
+
+
+@pytest.mark.parametrize("protocol", ["openai"])  # 004's maxItems; Messages has no limit
 def test_128_tools_accepted_129_refused_before_sending(protocol: str) -> None:
     schemas = [
         {"name": f"tool_{i}", "description": "d", "parameters": {"type": "object"}}
@@ -222,71 +231,35 @@ def test_malformed_tools_are_refused_at_bind_time(bad: Any, match: str) -> None:
 
 # ------------------------------------------------------------------ tool_choice
 
-NAMED_OPENAI = {"type": "function", "function": {"name": "get_weather"}}
-ABSENT = object()
-# (protocol, model, tool_choice) -> (declared tool names, wire tool_choice or ABSENT)
-CHOICES: list[tuple[str, str, Any, list[str], Any]] = [
-    *[
-        (p, m, c, ["get_weather", "get_time"], w)
-        for p, m in [("openai", K31), ("openai", K31_FAST), ("openai", K3)]
-        for c, w in [
-            ("auto", "auto"),
-            ("any", "required"),
-            ("required", "required"),
-            (True, "required"),
-            ("none", "none"),
-            ("get_weather", NAMED_OPENAI),
-            (NAMED_OPENAI, NAMED_OPENAI),
-            ({"type": "tool", "name": "get_weather"}, NAMED_OPENAI),
-        ]
-    ],
-    *[
-        (p, m, c, names, w)
-        for p, m in [("anthropic", K31), ("anthropic", K31_FAST)]
-        for c, names, w in [
-            ("auto", ["get_weather", "get_time"], {"type": "auto"}),
-            ("any", ["get_weather", "get_time"], {"type": "any"}),
-            ("required", ["get_weather", "get_time"], {"type": "any"}),
-            (True, ["get_weather", "get_time"], {"type": "any"}),
-            ("none", ["get_weather", "get_time"], {"type": "none"}),
-            # K3.1 documents no named form: only that tool is offered, with `any`.
-            ("get_weather", ["get_weather"], {"type": "any"}),
-            (NAMED_OPENAI, ["get_weather"], {"type": "any"}),
-            ({"type": "tool", "name": "get_weather"}, ["get_weather"], {"type": "any"}),
-        ]
-    ],
-    *[
-        ("anthropic", K3, c, names, w)
-        for c, names, w in [
-            ("auto", ["get_weather", "get_time"], {"type": "auto"}),
-            ("any", ["get_weather", "get_time"], {"type": "any"}),
-            (True, ["get_weather", "get_time"], {"type": "any"}),
-            # kimi-k3 documents no `none`: the tools are not sent at all.
-            ("none", [], ABSENT),
-            ("get_weather", ["get_weather", "get_time"], {"type": "tool", "name": "get_weather"}),
-            (NAMED_OPENAI, ["get_weather", "get_time"], {"type": "tool", "name": "get_weather"}),
-        ]
-    ],
+# LangChain's tool_choice forms -> the neutral ToolChoice. What each ToolChoice becomes on the
+# wire, per model, is tested once, in test_openai_request.py / test_anthropic_request.py.
+NAMED = ToolChoice("named", "get_weather")
+CHOICES: list[tuple[Any, ToolChoice]] = [
+    ("auto", ToolChoice("auto")),
+    ("any", ToolChoice("any")),
+    ("required", ToolChoice("any")),
+    (True, ToolChoice("any")),
+    ("none", ToolChoice("none")),
+    (False, ToolChoice("none")),
+    ("get_weather", NAMED),
+    ({"type": "function", "function": {"name": "get_weather"}}, NAMED),
+    ({"type": "tool", "name": "get_weather"}, NAMED),
+    ({"type": "auto"}, ToolChoice("auto")),
+    ({"type": "any"}, ToolChoice("any")),
 ]
 
 
-@pytest.mark.parametrize(
-    ("protocol", "model", "choice", "names", "wire_choice"),
-    CHOICES,
-    ids=[f"{p}-{m}-{c!r}" for p, m, c, _, _ in CHOICES],
-)
-def test_tool_choice_mapping(
-    protocol: str, model: str, choice: Any, names: list[str], wire_choice: Any
-) -> None:
-    wire = Wire(protocol, model)
-    wire.model.bind_tools([get_weather, get_time], tool_choice=choice).invoke("hi")
-    sent = wire.body.get("tools", [])
-    declared = [t["function"]["name"] if "function" in t else t["name"] for t in sent]
-    assert declared == names
-    if wire_choice is ABSENT:
-        assert "tool_choice" not in wire.body
-    else:
-        assert wire.body["tool_choice"] == wire_choice
+@pytest.mark.parametrize(("choice", "neutral"), CHOICES, ids=[repr(c) for c, _ in CHOICES])
+def test_tool_choice_forms(choice: Any, neutral: ToolChoice) -> None:
+    specs = to_tool_specs([get_weather, get_time])
+    assert resolve_tool_choice(choice, specs) == neutral
+
+
+def test_bound_tool_choice_reaches_the_adapter() -> None:
+    wire = Wire("openai")
+    wire.model.bind_tools([get_weather, get_time], tool_choice="required").invoke("hi")
+    assert wire.body["tool_choice"] == "required"
+    assert [t["function"]["name"] for t in wire.body["tools"]] == ["get_weather", "get_time"]
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])

@@ -18,10 +18,12 @@ from langchain_kimi._errors import (
     KimiContextOverflowError,
     KimiError,
     KimiInvalidRequestError,
+    KimiRateLimitError,
     KimiStreamError,
     KimiTimeoutError,
 )
 from langchain_kimi._transport import Transport, TransportConfig
+from tests.fake_transport import Script, scripted_transport
 
 KEY = "sk-test-SECRET-e41b77"
 PRIMARY = "https://direct.evolink.ai"
@@ -38,29 +40,11 @@ CHAT_SHAPE = {"error": {"message": "Invalid model", "type": "invalid_request_err
 HTML_502 = "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
 
 
-def make(handler: Any, *, max_retries: int = 0) -> Transport:
-    async def no_sleep(_: float) -> None:
-        return None
-
-    cfg = TransportConfig(
-        base_url=PRIMARY,
-        fallback_base_url=None,
-        api_key=SecretStr(KEY),
-        timeout=httpx.Timeout(5.0),
-        max_retries=max_retries,
-        sleep=lambda _: None,
-        async_sleep=no_sleep,
-    )
-    mock = httpx.MockTransport(handler)
-    return Transport(
-        cfg,
-        http_client=httpx.Client(transport=mock),
-        http_async_client=httpx.AsyncClient(transport=mock),
-    )
-
-
-def reply(response: httpx.Response) -> Any:
-    return lambda request: response
+def make(handler: Any, **config: Any) -> Transport:
+    """A transport with the default retries (2): each test below also pins how many attempts
+    its failure costs (retryable ones are retried, the others fail at once)."""
+    transport, _delays = scripted_transport(handler, base_url=PRIMARY, key=KEY, **config)
+    return transport
 
 
 async def call(transport: Transport, mode: str) -> Any:
@@ -82,7 +66,7 @@ async def test_context_overflow(mode: str) -> None:
         body = {"error": {"message": f"{OVERFLOW_MSG}: 1100000 > 1048576", "type": "bad"}}
         return httpx.Response(400, json=body)
 
-    transport = make(handler, max_retries=2)
+    transport = make(handler)
     with pytest.raises(KimiContextOverflowError) as info:
         await call(transport, mode)
     assert isinstance(info.value, lc.ContextOverflowError)
@@ -92,9 +76,10 @@ async def test_context_overflow(mode: str) -> None:
 
 
 async def test_messages_error_shape(mode: str) -> None:
-    transport = make(reply(httpx.Response(400, json=MESSAGES_SHAPE)))
+    script = Script(httpx.Response(400, json=MESSAGES_SHAPE))
     with pytest.raises(KimiInvalidRequestError) as info:
-        await call(transport, mode)
+        await call(make(script), mode)
+    assert len(script.requests) == 1  # a 400 is never retried
     err = info.value
     assert err.message == "max_tokens: must be positive"
     assert err.error_type == "invalid_request_error"
@@ -103,10 +88,10 @@ async def test_messages_error_shape(mode: str) -> None:
 
 
 async def test_chat_completions_error_shape_takes_header_request_id(mode: str) -> None:
-    response = httpx.Response(401, json=CHAT_SHAPE, headers={"x-request-id": "hdr_7"})
-    transport = make(reply(response))
+    script = Script(httpx.Response(401, json=CHAT_SHAPE, headers={"x-request-id": "hdr_7"}))
     with pytest.raises(KimiAuthenticationError) as info:
-        await call(transport, mode)
+        await call(make(script), mode)
+    assert len(script.requests) == 1
     err = info.value
     assert (err.message, err.error_type, err.request_id) == (
         "Invalid model",
@@ -117,27 +102,30 @@ async def test_chat_completions_error_shape_takes_header_request_id(mode: str) -
 
 
 async def test_html_502_gives_status_and_snippet(mode: str) -> None:
-    transport = make(reply(httpx.Response(502, text=HTML_502)))
+    script = Script(httpx.Response(502, text=HTML_502))
     with pytest.raises(KimiAPIError) as info:
-        await call(transport, mode)
+        await call(make(script), mode)
+    assert len(script.requests) == 3  # a 5xx is retried max_retries (2) times
     assert info.value.status_code == 502
     assert "502 Bad Gateway" in info.value.message
     assert "status 502" in str(info.value)
 
 
 async def test_empty_500_body(mode: str) -> None:
-    transport = make(reply(httpx.Response(500)))
+    script = Script(httpx.Response(500))
     with pytest.raises(KimiAPIError) as info:
-        await call(transport, mode)
+        await call(make(script), mode)
+    assert len(script.requests) == 3
     assert info.value.status_code == 500
-    assert "(empty body)" in info.value.message
+    assert info.value.message == "HTTP 500 from the Kimi gateway: (empty body)"
 
 
 async def test_success_status_with_error_object(mode: str) -> None:
     body = {"error": {"message": "quota exhausted", "type": "rate_limit_error"}}
-    transport = make(reply(httpx.Response(200, json=body, headers={"request-id": "r2"})))
-    with pytest.raises(KimiError) as info:
-        await call(transport, mode)
+    script = Script(httpx.Response(200, json=body, headers={"request-id": "r2"}))
+    with pytest.raises(KimiRateLimitError) as info:
+        await call(make(script), mode)
+    assert len(script.requests) == 1  # an answer arrived: never resent
     assert info.value.message == "quota exhausted"
     assert info.value.request_id == "r2"
 
@@ -150,19 +138,23 @@ async def test_success_status_with_non_object_body(mode: str, text: str) -> None
         calls.append(1)
         return httpx.Response(200, text=text)
 
-    transport = make(handler, max_retries=2)
+    transport = make(handler)
     with pytest.raises(KimiAPIError, match="not a JSON object"):
         await call(transport, mode)
     assert len(calls) == 1
 
 
 async def test_connection_error_names_host_not_key(mode: str) -> None:
+    attempts: list[httpx.Request] = []
+
     def handler(request: httpx.Request) -> httpx.Response:
+        attempts.append(request)
         raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
 
     transport = make(handler)
     with pytest.raises(KimiConnectionError) as info:
         await call(transport, mode)
+    assert len(attempts) == 3  # nothing was sent: safe to retry
     assert "direct.evolink.ai" in str(info.value)
     assert "Connection refused" in str(info.value)
     assert isinstance(info.value, lc.ModelConnectionError)
@@ -172,12 +164,16 @@ async def test_connection_error_names_host_not_key(mode: str) -> None:
 
 
 async def test_timeout_error_class(mode: str) -> None:
+    attempts: list[httpx.Request] = []
+
     def handler(request: httpx.Request) -> httpx.Response:
+        attempts.append(request)
         raise httpx.ReadTimeout("timed out", request=request)
 
     transport = make(handler)
     with pytest.raises(KimiTimeoutError, match=r"direct\.evolink\.ai") as info:
         await call(transport, mode)
+    assert len(attempts) == 3
     assert isinstance(info.value, lc.ModelTimeoutError)
 
 
@@ -318,7 +314,7 @@ async def test_key_absent_from_errors_reprs_and_logs(caplog: pytest.LogCaptureFi
 
 
 def test_transport_is_not_picklable() -> None:
-    transport = make(reply(httpx.Response(200, json={})))
+    transport = make(Script(httpx.Response(200, json={})))
     with pytest.raises(TypeError, match="not picklable"):
         pickle.dumps(transport)
 

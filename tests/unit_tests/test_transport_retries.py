@@ -12,7 +12,6 @@ from typing import Any
 
 import httpx
 import pytest
-from pydantic import SecretStr
 
 from langchain_kimi import _transport
 from langchain_kimi._errors import (
@@ -27,8 +26,9 @@ from langchain_kimi._errors import (
     KimiTimeoutError,
 )
 from langchain_kimi._retry import backoff_delay, retry_after_seconds
-from langchain_kimi._transport import JsonReply, Transport, TransportConfig
+from langchain_kimi._transport import JsonReply, Transport
 from langchain_kimi._version import __version__
+from tests.fake_transport import Script, scripted_transport
 
 KEY = "sk-test-SECRET-7f3a9c"
 PRIMARY = "https://direct.evolink.ai"
@@ -37,58 +37,13 @@ PATH = "/v1/messages"
 BODY: dict[str, Any] = {"model": "kimi-k3.1-pro", "messages": [{"role": "user", "content": "hé"}]}
 OK = {"id": "msg_1", "type": "message"}
 
-Step = httpx.Response | Exception
-
-
-class Script:
-    """A MockTransport handler replaying `steps` in order (the last one repeats)."""
-
-    def __init__(self, *steps: Step) -> None:
-        self.steps = list(steps)
-        self.requests: list[httpx.Request] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        request.read()
-        self.requests.append(request)
-        step = self.steps[min(len(self.requests), len(self.steps)) - 1]
-        if isinstance(step, Exception):
-            raise step
-        return step
-
-    @property
-    def hosts(self) -> list[str]:
-        return [r.url.host for r in self.requests]
-
-
 def make(
     script: Callable[[httpx.Request], httpx.Response],
     *,
     fallback: str | None = FALLBACK,
-    max_retries: int = 2,
     **config: Any,
 ) -> tuple[Transport, list[float]]:
-    delays: list[float] = []
-
-    async def async_sleep(seconds: float) -> None:
-        delays.append(seconds)
-
-    cfg = TransportConfig(
-        base_url=PRIMARY,
-        fallback_base_url=fallback,
-        api_key=SecretStr(KEY),
-        timeout=httpx.Timeout(5.0),
-        max_retries=max_retries,
-        sleep=delays.append,
-        async_sleep=async_sleep,
-        **config,
-    )
-    mock = httpx.MockTransport(script)
-    transport = Transport(
-        cfg,
-        http_client=httpx.Client(transport=mock),
-        http_async_client=httpx.AsyncClient(transport=mock),
-    )
-    return transport, delays
+    return scripted_transport(script, base_url=PRIMARY, key=KEY, fallback=fallback, **config)
 
 
 async def post(transport: Transport, mode: str) -> JsonReply:

@@ -9,7 +9,6 @@ from typing import Any
 
 import httpx
 import pytest
-from pydantic import SecretStr
 
 from langchain_kimi._errors import (
     KimiAPIError,
@@ -19,7 +18,8 @@ from langchain_kimi._errors import (
     KimiStreamError,
     KimiTimeoutError,
 )
-from langchain_kimi._transport import Transport, TransportConfig
+from langchain_kimi._transport import Transport
+from tests.fake_transport import Script, scripted_transport
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
 KEY = "sk-test-SECRET-5d0c"
@@ -48,40 +48,8 @@ class Faulty(httpx.SyncByteStream, httpx.AsyncByteStream):
         raise self.exc
 
 
-class Script:
-    def __init__(self, *steps: httpx.Response | Exception) -> None:
-        self.steps = list(steps)
-        self.requests: list[httpx.Request] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        step = self.steps[min(len(self.requests), len(self.steps)) - 1]
-        if isinstance(step, Exception):
-            raise step
-        return step
-
-
 def make(script: Script, *, fallback: str | None = FALLBACK) -> tuple[Transport, list[float]]:
-    delays: list[float] = []
-
-    async def async_sleep(seconds: float) -> None:
-        delays.append(seconds)
-
-    cfg = TransportConfig(
-        base_url=PRIMARY,
-        fallback_base_url=fallback,
-        api_key=SecretStr(KEY),
-        timeout=httpx.Timeout(5.0),
-        sleep=delays.append,
-        async_sleep=async_sleep,
-    )
-    mock = httpx.MockTransport(script)
-    transport = Transport(
-        cfg,
-        http_client=httpx.Client(transport=mock),
-        http_async_client=httpx.AsyncClient(transport=mock),
-    )
-    return transport, delays
+    return scripted_transport(script, base_url=PRIMARY, key=KEY, fallback=fallback)
 
 
 @pytest.fixture(params=["sync", "async"])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from langchain_kimi.protocols import ProtocolAdapter
+from langchain_kimi._options import RequestOptions
+from langchain_kimi.protocols import CallRounds, ProtocolAdapter, SingleRound
+from langchain_kimi.protocols.anthropic_messages import content_blocks
 from langchain_kimi.protocols.anthropic_messages.request import build_request
 from langchain_kimi.protocols.anthropic_messages.response import (
     parse_response,
@@ -10,11 +12,20 @@ from langchain_kimi.protocols.anthropic_messages.response import (
 )
 from langchain_kimi.protocols.anthropic_messages.stream import StreamDecoder
 
+
+def _new_rounds(_options: RequestOptions, _max_rounds: int) -> CallRounds:
+    # Server tools run inside one Messages reply: every call is one round.
+    return SingleRound(StreamDecoder)
+
+
 ADAPTER = ProtocolAdapter(
     path="/v1/messages",
     build_request=build_request,
     parse_response=parse_response,
     new_decoder=StreamDecoder,
+    new_rounds=_new_rounds,
+    message_blocks=content_blocks.message_blocks,
+    chunk_blocks=content_blocks.chunk_blocks,
 )
 
 __all__ = ["ADAPTER", "StreamDecoder", "build_request", "parse_response", "usage_from_anthropic"]

@@ -1,7 +1,8 @@
 """LangChain messages + `RequestOptions` -> `POST /v1/messages` body. Pure; validates input.
 
-Every check reads the capability row `options.caps`; with `caps.known` False (an unknown model id)
-the checks are skipped but the body is still built the same way.
+What the model refuses was refused by `_resolve` already (from the capability row); this module
+rejects only shapes the Messages wire cannot express, and reads the row to choose a form
+(system blocks, tool_choice fallbacks, effort on the wire).
 """
 
 from __future__ import annotations
@@ -24,12 +25,12 @@ from langchain_kimi._options import (
     ToolChoice,
     WebSearchToolSpec,
 )
-from langchain_kimi._profiles import CACHE_TTLS, Capabilities
-from langchain_kimi.protocols.anthropic_messages._blocks import (
+from langchain_kimi._profiles import Capabilities
+from langchain_kimi.protocols.anthropic_messages.content import (
     Block,
-    assistant_blocks,
-    tool_result_block,
-    user_blocks,
+    assistant_replay,
+    tool_result,
+    user_content,
 )
 
 DEFAULT_MAX_TOKENS = 131_072
@@ -112,10 +113,10 @@ def _convert_messages(
         if role == "system":
             system_parts.append(message.content)
         elif role == "user":
-            push("user", user_blocks(message.content, caps))
+            push("user", user_content(message.content, caps))
         elif role == "assistant":
             ai = message if isinstance(message, AIMessage) else AIMessage(content=message.content)
-            blocks = assistant_blocks(ai, caps)
+            blocks = assistant_replay(ai, caps)
             known_call_ids.update(str(b.get("id")) for b in blocks if b["type"] == "tool_use")
             known_call_ids.update(str(tc["id"]) for tc in ai.tool_calls)
             # An empty assistant turn is dropped: the API rejects empty text blocks and an empty
@@ -129,7 +130,7 @@ def _convert_messages(
                     "the preceding AI messages"
                 )
                 raise ValueError(msg)
-            push("user", [tool_result_block(message, caps)])
+            push("user", [tool_result(message, caps)])
 
     for turn in turns:
         content = turn["content"]
@@ -175,55 +176,27 @@ def _system(parts: list[str | list[Any]], caps: Capabilities) -> str | list[Bloc
 
 
 def _max_tokens(options: RequestOptions) -> int:
-    value = options.max_tokens if options.max_tokens is not None else DEFAULT_MAX_TOKENS
-    caps = options.caps
-    if value < 1 or (caps.known and value > caps.max_tokens_limit):
-        msg = f"max_tokens must be between 1 and {caps.max_tokens_limit}, got {value}"
-        raise ValueError(msg)
-    return value
+    return options.max_tokens if options.max_tokens is not None else DEFAULT_MAX_TOKENS
 
 
 def _stop_sequences(options: RequestOptions) -> list[str]:
-    caps = options.caps
-    stops = [s for s in options.stop if s]
-    if not stops or not caps.stop_sequences:
+    if not options.caps.stop_sequences:
         # No native stop sequences on this row: ChatKimi truncates client-side instead.
         return []
-    if caps.known:
-        if len(stops) > caps.max_stop_sequences:
-            msg = f"at most {caps.max_stop_sequences} stop sequences are allowed, got {len(stops)}"
-            raise ValueError(msg)
-        for stop in stops:
-            if len(stop.encode("utf-8")) > caps.max_stop_sequence_bytes:
-                msg = (
-                    f"stop sequence {stop!r} is longer than {caps.max_stop_sequence_bytes} "
-                    "bytes (UTF-8)"
-                )
-                raise ValueError(msg)
-    return stops
+    return [s for s in options.stop if s]
 
 
 def _output_config(options: RequestOptions) -> dict[str, Any]:
     caps = options.caps
     config: dict[str, Any] = {}
     effort = options.reasoning_effort
-    if effort is not None:
-        if not caps.supports_effort(effort):
-            allowed = ", ".join(caps.efforts)
-            msg = (
-                f"reasoning_effort {effort!r} is not supported by {caps.model} (allowed: {allowed})"
-            )
-            raise ValueError(msg)
-        # kimi-k3 on Messages has no output_config: its only effort (max) is the default anyway.
-        if caps.effort_on_wire:
-            config["effort"] = effort
+    # kimi-k3 on Messages has no output_config: its only effort (max) is the default anyway.
+    if effort is not None and caps.effort_on_wire:
+        config["effort"] = effort
     fmt = options.output_format
     if fmt is not None:
         if fmt.kind != "json_schema":
             msg = "JSON mode (json_object) is not available on the anthropic protocol"
-            raise ValueError(msg)
-        if caps.known and not caps.native_structured_output:
-            msg = f"native structured output is not supported by {caps.model} on anthropic"
             raise ValueError(msg)
         if fmt.schema is None:
             msg = "a json_schema output format needs a schema"
@@ -233,13 +206,6 @@ def _output_config(options: RequestOptions) -> dict[str, Any]:
 
 
 def _cache_control(options: RequestOptions) -> dict[str, Any]:
-    caps = options.caps
-    if caps.known and not caps.cache_ttl:
-        msg = f"cache_ttl is not supported by {caps.model} on the anthropic protocol"
-        raise ValueError(msg)
-    if options.cache_ttl not in CACHE_TTLS:
-        msg = f"cache_ttl must be one of {', '.join(CACHE_TTLS)}, got {options.cache_ttl!r}"
-        raise ValueError(msg)
     return {"type": "ephemeral", "ttl": options.cache_ttl}
 
 
@@ -263,17 +229,11 @@ def _function_tool(spec: FunctionToolSpec) -> dict[str, Any]:
 
 def _tools_and_choice(options: RequestOptions) -> dict[str, Any]:
     caps = options.caps
-    if caps.known and len(options.tools) > caps.max_tools:
-        msg = f"at most {caps.max_tools} tools are allowed, got {len(options.tools)}"
-        raise ValueError(msg)
     named: list[tuple[str | None, dict[str, Any]]] = []
     for spec in options.tools:
         if isinstance(spec, FunctionToolSpec):
             named.append((spec.name, _function_tool(spec)))
         else:
-            if caps.known and not caps.web_search:
-                msg = f"web search is not supported by {caps.model} on the anthropic protocol"
-                raise ValueError(msg)
             named.append((None, _web_search_tool(spec)))
     tools = [tool for _, tool in named]
     choice = options.tool_choice

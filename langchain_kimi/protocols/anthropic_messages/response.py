@@ -9,7 +9,16 @@ from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
 from langchain_core.messages.ai import InputTokenDetails, OutputTokenDetails, UsageMetadata
 from langchain_core.messages.tool import invalid_tool_call, tool_call
 
-from langchain_kimi.protocols.anthropic_messages._blocks import THINKING_TYPES, thinking_text
+from langchain_kimi._contract import (
+    ANTHROPIC_BLOCKS,
+    PROVIDER,
+    RAW_USAGE,
+    REASONING,
+    THINKING_BLOCKS,
+    content_text,
+)
+from langchain_kimi._profiles import cache_writes_billed_as_input
+from langchain_kimi.protocols.anthropic_messages.content import THINKING_TYPES, thinking_text
 
 _FINISH_REASONS = {
     "end_turn": "stop",
@@ -26,24 +35,29 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) else 0
 
 
-def usage_from_anthropic(usage: dict[str, Any]) -> UsageMetadata:
+def usage_from_anthropic(usage: dict[str, Any], *, model: Any = None) -> UsageMetadata:
     """LangChain usage from a Messages `usage` object (non-streaming and streaming alike).
 
-    Messages reports plain input, cache reads and cache writes as three disjoint counts, so
-    `input_tokens` is their sum. When the writes are split by TTL (`cache_creation` with
+    K3.1 reports plain input, cache reads and cache writes as three disjoint counts (000: "Las
+    tres categorías son excluyentes"), so `input_tokens` is their sum. kimi-k3's `input_tokens`
+    are those "no servidos desde caché" (001), writes included, which it bills as plain input
+    (004): there `input_tokens` is plain + reads, and no `cache_creation` detail is reported
+    (LangChain would price those tokens at the cache-write rate); the raw figures stay in
+    `response_metadata["usage"]`. When the writes are split by TTL (`cache_creation` with
     `ephemeral_5m_input_tokens` / `ephemeral_1h_input_tokens`), the split goes into
     `input_token_details` under those names and `cache_creation` keeps only the part the split
     does not cover (0 when it covers all), so the details count each write once.
     langchain-anthropic makes the same choice in spirit (it zeroes `cache_creation` when a split
     is present); ours also keeps any uncovered remainder.
     """
+    folded = cache_writes_billed_as_input(model)
     plain = _int(usage.get("input_tokens"))
     reads = _int(usage.get("cache_read_input_tokens"))
-    writes = _int(usage.get("cache_creation_input_tokens"))
+    writes = 0 if folded else _int(usage.get("cache_creation_input_tokens"))
     details: dict[str, int] = {}
     if usage.get("cache_read_input_tokens") is not None:
         details["cache_read"] = reads
-    split = usage.get("cache_creation")
+    split = None if folded else usage.get("cache_creation")
     split_total = 0
     if isinstance(split, dict) and any(split.get(k) is not None for k in _SPLIT_KEYS):
         for key in _SPLIT_KEYS:
@@ -52,7 +66,7 @@ def usage_from_anthropic(usage: dict[str, Any]) -> UsageMetadata:
                 split_total += details[key]
         writes = max(writes, split_total)
         details["cache_creation"] = writes - split_total
-    elif usage.get("cache_creation_input_tokens") is not None:
+    elif usage.get("cache_creation_input_tokens") is not None and not folded:
         details["cache_creation"] = writes
     input_tokens = plain + reads + writes
     output_tokens = _int(usage.get("output_tokens"))
@@ -73,7 +87,7 @@ def usage_from_anthropic(usage: dict[str, Any]) -> UsageMetadata:
 
 def message_metadata(message_id: Any, model: Any) -> dict[str, Any]:
     """The response_metadata known when the reply starts."""
-    meta: dict[str, Any] = {"model_provider": "kimi", "protocol": "anthropic"}
+    meta: dict[str, Any] = {"model_provider": PROVIDER, "protocol": "anthropic"}
     if message_id is not None:
         meta["id"] = message_id
     if model is not None:
@@ -97,10 +111,12 @@ def finish_metadata(
     server_tool_use = (usage or {}).get("server_tool_use")
     if isinstance(server_tool_use, dict):
         meta["server_tool_use"] = server_tool_use
+    if usage:
+        meta[RAW_USAGE] = usage  # the service's own figures, where ChatAnthropic keeps them
     return meta
 
 
-def tool_calls_from_blocks(
+def parse_tool_calls(
     blocks: list[dict[str, Any]],
 ) -> tuple[list[ToolCall], list[InvalidToolCall]]:
     """Client `tool_use` blocks -> tool calls; server blocks never become tool calls."""
@@ -129,26 +145,27 @@ def tool_calls_from_blocks(
 def parse_response(body: dict[str, Any]) -> AIMessage:
     """A non-streaming Messages reply as an `AIMessage`."""
     blocks = [b for b in body.get("content") or [] if isinstance(b, dict)]
-    text = "".join(str(b.get("text") or "") for b in blocks if b.get("type") == "text")
+    text = content_text(blocks)
     additional: dict[str, Any] = {}
     reasoning = thinking_text(blocks)
     if reasoning:
-        additional["reasoning_content"] = reasoning
+        additional[REASONING] = reasoning
     thinking = [b for b in blocks if b.get("type") in THINKING_TYPES]
     if thinking:
-        additional["thinking_blocks"] = thinking
+        additional[THINKING_BLOCKS] = thinking
     if blocks:
-        additional["anthropic_blocks"] = blocks
-    calls, invalid = tool_calls_from_blocks(blocks)
+        additional[ANTHROPIC_BLOCKS] = blocks
+    calls, invalid = parse_tool_calls(blocks)
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else None
     metadata = message_metadata(body.get("id"), body.get("model"))
     metadata.update(finish_metadata(body.get("stop_reason"), body.get("stop_sequence"), usage))
+    model = body.get("model")
     return AIMessage(
         content=text,
         additional_kwargs=additional,
         tool_calls=calls,
         invalid_tool_calls=invalid,
-        usage_metadata=usage_from_anthropic(usage) if usage is not None else None,
+        usage_metadata=usage_from_anthropic(usage, model=model) if usage is not None else None,
         response_metadata=metadata,
         id=body.get("id"),
     )

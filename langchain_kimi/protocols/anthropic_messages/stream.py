@@ -8,90 +8,105 @@ arrive as deltas; each complete block is emitted once, at its `content_block_sto
 from __future__ import annotations
 
 import json
-import operator
-from functools import reduce
+import logging
 from typing import Any
 
 from langchain_core.messages import AIMessageChunk
 from langchain_core.messages.tool import tool_call_chunk
 
-from langchain_kimi import _json as fast_json
-from langchain_kimi._errors import KimiStreamError, error_from_stream_payload
-from langchain_kimi.protocols.anthropic_messages._blocks import THINKING_TYPES
+from langchain_kimi._contract import ANTHROPIC_BLOCKS, PROVIDER, REASONING, THINKING_BLOCKS
+from langchain_kimi._errors import KimiStreamError
+from langchain_kimi.protocols._decoder import JsonEventDecoder
+from langchain_kimi.protocols.anthropic_messages.content import THINKING_TYPES
 from langchain_kimi.protocols.anthropic_messages.response import (
     finish_metadata,
     message_metadata,
     usage_from_anthropic,
 )
 
+logger = logging.getLogger("langchain_kimi")
+
 _INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use"})
-_PROVIDER = {"model_provider": "kimi"}
+_UNNAMED = ("", "message")
+"""Events without an `event:` line: the payload's `type` names them."""
 
 
-class StreamDecoder:
+class StreamDecoder(JsonEventDecoder):
     """Decoder for one streamed Messages reply: `feed` each SSE event, then `finish`."""
 
+    wire_name = "Messages stream"
+    end_event = "message_stop"
+
     def __init__(self) -> None:
+        super().__init__()
         self._id: str | None = None
+        self._model: str | None = None
         self._blocks: dict[int, dict[str, Any]] = {}
+        self._complete: list[dict[str, Any]] = []
         self._partial_json: dict[int, str] = {}
         self._usage: dict[str, Any] = {}
         self._stop_reason: Any = None
         self._stop_sequence: Any = None
-        self._stopped = False
-        self._emitted: list[AIMessageChunk] = []
 
-    # -- public ---------------------------------------------------------------------------
+    def reply(self) -> dict[str, Any]:
+        """The reply so far as a Messages body (complete content blocks only)."""
+        return {
+            "id": self._id,
+            "type": "message",
+            "role": "assistant",
+            "model": self._model,
+            "content": list(self._complete),
+            "stop_reason": self._stop_reason,
+            "stop_sequence": self._stop_sequence,
+            "usage": dict(self._usage),
+        }
 
-    def feed(self, event: str, data: str) -> list[AIMessageChunk]:
-        """Chunks for one SSE event (`event` name, raw `data` text)."""
-        if event == "ping" or self._stopped:
-            return []
-        if event not in _HANDLERS and event not in ("", "message", "error"):
-            return []  # unknown events are ignored (the protocol may add new ones)
-        try:
-            payload = fast_json.loads(data)
-        except ValueError as exc:
-            msg = f"malformed JSON in {event or 'message'!r} stream event: {data[:200]!r}"
-            raise KimiStreamError(msg, partial=self._aggregate()) from exc
-        if event in ("", "message") and isinstance(payload, dict):
+    # -- the shared decoder's hooks -------------------------------------------------------
+
+    def _on_payload(self, event: str, payload: Any) -> list[AIMessageChunk]:
+        if event in _UNNAMED and isinstance(payload, dict):
             event = str(payload.get("type") or "")  # no `event:` line: the type names it
         if event == "error":
-            raise error_from_stream_payload(payload)
+            self._raise_error(payload)
         handler = _HANDLERS.get(event)
         if handler is None or not isinstance(payload, dict):
             return []
-        chunks = handler(self, payload)
-        self._emitted.extend(chunks)
-        return chunks
+        return handler(self, payload)
 
     def finish(self) -> list[AIMessageChunk]:
-        """[] after `message_stop`; otherwise the stream was cut: `KimiStreamError`."""
-        if self._stopped:
+        """[] after `message_stop`; the last chunk when the body ended after a `message_delta`
+        with a `stop_reason`; otherwise the stream was cut: `KimiStreamError` (the stream plan
+        attaches what arrived).
+
+        The documents say the events "suele incluir" (usually include) `message_stop`: once the
+        stop reason arrived, the reply is complete without it.
+        """
+        if self.ended:
             return []
-        msg = "stream ended before message_stop"
-        raise KimiStreamError(msg, partial=self._aggregate())
+        if self._stop_reason is not None:
+            logger.debug("Messages stream ended after message_delta without message_stop")
+            return self._on_message_stop({})
+        msg = "stream ended before message_stop (no message_delta with a stop_reason arrived)"
+        raise KimiStreamError(msg)
 
     # -- helpers --------------------------------------------------------------------------
-
-    def _aggregate(self) -> AIMessageChunk | None:
-        if not self._emitted:
-            return None
-        return reduce(operator.add, self._emitted)
 
     def _chunk(self, **kwargs: Any) -> AIMessageChunk:
         kwargs.setdefault("content", "")
         # `model_provider` goes on every chunk: langchain-core picks the content-block translator
         # per chunk from it (v1 output), and merges equal values of this key without
         # concatenating. Every other metadata key is emitted once.
-        kwargs["response_metadata"] = {**kwargs.get("response_metadata", {}), **_PROVIDER}
+        kwargs["response_metadata"] = {
+            **kwargs.get("response_metadata", {}),
+            "model_provider": PROVIDER,
+        }
         return AIMessageChunk(id=self._id, **kwargs)
 
     def _block(self, payload: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         index = payload.get("index")
         if not isinstance(index, int) or index not in self._blocks:
             msg = f"{payload.get('type')} for unknown content block index {index!r}"
-            raise KimiStreamError(msg, partial=self._aggregate())
+            raise KimiStreamError(msg)
         return index, self._blocks[index]
 
     # -- events ---------------------------------------------------------------------------
@@ -100,6 +115,7 @@ class StreamDecoder:
         message = payload.get("message")
         message = message if isinstance(message, dict) else {}
         self._id = message.get("id")
+        self._model = message.get("model")
         if isinstance(message.get("usage"), dict):
             self._usage = dict(message["usage"])
         meta = message_metadata(message.get("id"), message.get("model"))
@@ -110,7 +126,7 @@ class StreamDecoder:
         block = payload.get("content_block")
         if not isinstance(index, int) or not isinstance(block, dict):
             msg = "content_block_start without an index or content_block"
-            raise KimiStreamError(msg, partial=self._aggregate())
+            raise KimiStreamError(msg)
         block = dict(block)
         self._blocks[index] = block
         self._partial_json[index] = ""
@@ -119,7 +135,7 @@ class StreamDecoder:
         if kind == "text" and block.get("text"):
             return [self._chunk(content=block["text"])]
         if kind == "thinking" and block.get("thinking"):
-            return [self._chunk(additional_kwargs={"reasoning_content": block["thinking"]})]
+            return [self._chunk(additional_kwargs={REASONING: block["thinking"]})]
         if kind == "tool_use":
             call = tool_call_chunk(name=block.get("name"), id=block.get("id"), args="", index=index)
             return [self._chunk(tool_call_chunks=[call])]
@@ -139,7 +155,7 @@ class StreamDecoder:
             block["thinking"] = str(block.get("thinking") or "") + text
             if not text:
                 return []
-            return [self._chunk(additional_kwargs={"reasoning_content": text})]
+            return [self._chunk(additional_kwargs={REASONING: text})]
         if kind == "signature_delta":
             block["signature"] = str(block.get("signature") or "") + str(
                 delta.get("signature") or ""
@@ -175,9 +191,10 @@ class StreamDecoder:
                 chunks.append(self._chunk(tool_call_chunks=[call]))
             elif block.get("input") is None:
                 block["input"] = {}
-        extra: dict[str, Any] = {"anthropic_blocks": [block]}
+        self._complete.append(block)
+        extra: dict[str, Any] = {ANTHROPIC_BLOCKS: [block]}
         if block.get("type") in THINKING_TYPES:
-            extra["thinking_blocks"] = [block]
+            extra[THINKING_BLOCKS] = [block]
         chunks.append(self._chunk(additional_kwargs=extra))
         return chunks
 
@@ -195,13 +212,13 @@ class StreamDecoder:
         return []
 
     def _on_message_stop(self, _payload: dict[str, Any]) -> list[AIMessageChunk]:
-        self._stopped = True
+        self._end()
         usage = self._usage or None
         meta = finish_metadata(self._stop_reason, self._stop_sequence, usage)
         return [
             self._chunk(
                 response_metadata=meta,
-                usage_metadata=usage_from_anthropic(usage) if usage else None,
+                usage_metadata=usage_from_anthropic(usage, model=self._model) if usage else None,
                 chunk_position="last",
             )
         ]
@@ -215,3 +232,5 @@ _HANDLERS = {
     "message_delta": StreamDecoder._on_message_delta,
     "message_stop": StreamDecoder._on_message_stop,
 }
+# `ping` keeps the connection alive; unknown events are ignored (the protocol may add new ones).
+StreamDecoder.data_events = frozenset({*_HANDLERS, "error", *_UNNAMED})

@@ -7,12 +7,13 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
 from langchain_core.messages.ai import InputTokenDetails, OutputTokenDetails, UsageMetadata
+from langchain_core.messages.tool import invalid_tool_call, tool_call
 
+from langchain_kimi._contract import PROVIDER, RAW_TOOL_CALLS, REASONING, TOKEN_USAGE
 from langchain_kimi._errors import KimiAPIError
+from langchain_kimi._profiles import cache_writes_billed_as_input
 
-PROVIDER = "kimi"
 PROTOCOL = "openai"
-BUILTIN = "builtin_function"
 
 # The schema documents stop / length / tool_calls, already the common vocabulary; OpenAI-style
 # services may also say `content_filter`.
@@ -23,8 +24,13 @@ def normalize_finish_reason(raw: str) -> str:
     return _FINISH_REASONS.get(raw, raw)
 
 
-def usage_from_openai(usage: dict[str, Any]) -> UsageMetadata:
-    """`prompt_tokens` is ALL input (plain + cache reads + cache writes): no re-adding."""
+def usage_from_openai(usage: dict[str, Any], *, model: Any = None) -> UsageMetadata:
+    """`prompt_tokens` is ALL input (plain + cache reads + cache writes): no re-adding.
+
+    `cache_write_tokens` becomes `cache_creation` only where it is billed as such: 004 says
+    "`kimi-k3` no los distingue y los factura como entrada normal" (raw figures stay in
+    `response_metadata["token_usage"]`).
+    """
     input_tokens = int(usage.get("prompt_tokens") or 0)
     output_tokens = int(usage.get("completion_tokens") or 0)
     total = usage.get("total_tokens")
@@ -37,7 +43,8 @@ def usage_from_openai(usage: dict[str, Any]) -> UsageMetadata:
     input_details = InputTokenDetails()
     if prompt_details.get("cached_tokens") is not None:
         input_details["cache_read"] = int(prompt_details["cached_tokens"])
-    if prompt_details.get("cache_write_tokens") is not None:
+    writes_apart = not cache_writes_billed_as_input(model)
+    if prompt_details.get("cache_write_tokens") is not None and writes_apart:
         input_details["cache_creation"] = int(prompt_details["cache_write_tokens"])
     if input_details:
         result["input_token_details"] = input_details
@@ -86,7 +93,27 @@ def raw_assistant_message(body: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def split_tool_calls(
+def message_metadata(header: dict[str, Any]) -> dict[str, Any]:
+    """The response_metadata known when the reply starts (a body, or a stream's first chunk)."""
+    meta: dict[str, Any] = {
+        "id": header.get("id"),
+        "model_name": header.get("model"),
+        "model_provider": PROVIDER,
+        "protocol": PROTOCOL,
+    }
+    if header.get("created") is not None:
+        meta["created"] = header["created"]
+    return meta
+
+
+def finish_metadata(raw_finish: str | None) -> dict[str, Any]:
+    """The response_metadata known when the reply ends."""
+    if raw_finish is None:
+        return {}
+    return {"finish_reason": normalize_finish_reason(raw_finish), "raw_finish_reason": raw_finish}
+
+
+def parse_tool_calls(
     raw_calls: list[dict[str, Any]],
 ) -> tuple[list[ToolCall], list[InvalidToolCall]]:
     """Client calls (type `function` or no type) -> valid / invalid; builtin calls are skipped."""
@@ -101,29 +128,13 @@ def split_tool_calls(
         text = arguments if isinstance(arguments, str) else ""
         try:
             args = json.loads(text) if text.strip() else {}
+            error = None if isinstance(args, dict) else "arguments are not a JSON object"
         except ValueError as exc:
-            invalid.append(
-                InvalidToolCall(
-                    type="invalid_tool_call",
-                    id=call.get("id"),
-                    name=name,
-                    args=text,
-                    error=f"arguments are not valid JSON: {exc}",
-                )
-            )
-            continue
-        if isinstance(args, dict):
-            valid.append(ToolCall(type="tool_call", id=call.get("id"), name=name or "", args=args))
+            error = f"arguments are not valid JSON: {exc}"
+        if error is None:
+            valid.append(tool_call(name=name or "", args=args, id=call.get("id")))
         else:
-            invalid.append(
-                InvalidToolCall(
-                    type="invalid_tool_call",
-                    id=call.get("id"),
-                    name=name,
-                    args=text,
-                    error="arguments are not a JSON object",
-                )
-            )
+            invalid.append(invalid_tool_call(name=name, args=text, id=call.get("id"), error=error))
     return valid, invalid
 
 
@@ -139,35 +150,27 @@ def parse_response(body: dict[str, Any]) -> AIMessage:
     additional_kwargs: dict[str, Any] = {}
     reasoning = message.get("reasoning_content")
     if reasoning:
-        additional_kwargs["reasoning_content"] = reasoning
+        additional_kwargs[REASONING] = reasoning
     raw_calls = [strip_index(c) for c in message.get("tool_calls") or []]
-    tool_calls, invalid_tool_calls = split_tool_calls(raw_calls)
+    tool_calls, invalid_tool_calls = parse_tool_calls(raw_calls)
     if tool_calls or invalid_tool_calls:
-        additional_kwargs["tool_calls"] = raw_calls
-    response_metadata: dict[str, Any] = {
-        "id": body.get("id"),
-        "model_name": body.get("model"),
-        "model_provider": PROVIDER,
-        "protocol": PROTOCOL,
-    }
-    raw_finish = choice.get("finish_reason")
-    if raw_finish is not None:
-        response_metadata["finish_reason"] = normalize_finish_reason(raw_finish)
-        response_metadata["raw_finish_reason"] = raw_finish
-    if body.get("created") is not None:
-        response_metadata["created"] = body["created"]
+        additional_kwargs[RAW_TOOL_CALLS] = raw_calls
+    response_metadata = message_metadata(body)
+    response_metadata.update(finish_metadata(choice.get("finish_reason")))
     usage = raw_usage(body)
+    if usage:
+        response_metadata[TOKEN_USAGE] = usage  # the service's own figures, as ChatOpenAI
     result = AIMessage(
         content=message.get("content") or "",
         id=body.get("id"),
         additional_kwargs=additional_kwargs,
         tool_calls=tool_calls,
         invalid_tool_calls=invalid_tool_calls,
-        usage_metadata=usage_from_openai(usage) if usage else None,
+        usage_metadata=usage_from_openai(usage, model=body.get("model")) if usage else None,
         response_metadata=response_metadata,
     )
     if raw_calls and not (tool_calls or invalid_tool_calls):
         # Only builtin calls: langchain-core would parse `additional_kwargs["tool_calls"]` into
         # tool_calls when none are given, turning `$web_search` into a client call. Set after.
-        result.additional_kwargs["tool_calls"] = raw_calls
+        result.additional_kwargs[RAW_TOOL_CALLS] = raw_calls
     return result

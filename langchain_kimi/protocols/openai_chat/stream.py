@@ -13,19 +13,18 @@ from typing import Any
 from langchain_core.messages import AIMessageChunk
 from langchain_core.messages.tool import ToolCallChunk
 
-from langchain_kimi import _json as fast_json
-from langchain_kimi._errors import KimiStreamError, error_from_stream_payload
+from langchain_kimi._contract import PROVIDER, RAW_TOOL_CALLS, REASONING, TOKEN_USAGE
+from langchain_kimi._errors import KimiStreamError
+from langchain_kimi.protocols._decoder import JsonEventDecoder
+from langchain_kimi.protocols.openai_chat.builtin import BUILTIN, is_builtin_round
 from langchain_kimi.protocols.openai_chat.response import (
-    BUILTIN,
-    PROTOCOL,
-    PROVIDER,
+    finish_metadata,
     merge_usage,
-    normalize_finish_reason,
+    message_metadata,
     usage_from_openai,
 )
 
 DONE = "[DONE]"
-_DATA_EVENTS = ("", "message", "chunk")
 
 
 @dataclass
@@ -47,7 +46,7 @@ class _CallState:
         }
 
 
-class StreamDecoder:
+class StreamDecoder(JsonEventDecoder):
     """Decoder for one streamed reply.
 
     `continuation=True` is for a follow-up round of the `$web_search` loop: the header metadata
@@ -55,54 +54,35 @@ class StreamDecoder:
     emitted again (LangChain would concatenate the strings).
     """
 
+    wire_name = "Chat Completions stream"
+    end_event = DONE
+    data_events = frozenset({"", "message", "chunk", "error"})
+
     def __init__(self, *, continuation: bool = False) -> None:
+        super().__init__()
         self._header_sent = continuation
-        self._done = False
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._calls: dict[int, _CallState] = {}
         self._usage: dict[str, Any] | None = None
         self._raw_finish: str | None = None
         self._id: str | None = None
-        self._chunks: list[AIMessageChunk] = []
+        self._head: dict[str, Any] | None = None
+        """`model` and `created` of the first payload (for `reply()`)."""
 
     # -- public API ----------------------------------------------------------------------
 
     def feed(self, event: str, data: str) -> list[AIMessageChunk]:
         """One SSE event -> zero or more chunks (raises a typed error for an error payload)."""
-        if self._done:
-            return []
-        if data.strip() == DONE:
-            self._done = True
-            return self._record([self._final_chunk()])
-        if event not in _DATA_EVENTS and event != "error":
-            return []  # keep-alives and unknown event types carry no reply data
-        try:
-            payload = fast_json.loads(data)
-        except ValueError as exc:
-            raise KimiStreamError(
-                f"malformed JSON in Chat Completions stream event: {data[:200]!r} ({exc})",
-                partial=self.partial(),
-            ) from exc
-        if not isinstance(payload, dict):
-            raise KimiStreamError(
-                f"unexpected Chat Completions stream event (not an object): {data[:200]!r}",
-                partial=self.partial(),
-            )
-        if event == "error" or payload.get("error") is not None:
-            raise error_from_stream_payload(payload)
-        return self._record(self._on_payload(payload))
-
-    def finish(self) -> list[AIMessageChunk]:
-        """Call when the stream closed; raises `KimiStreamError` if `[DONE]` never arrived."""
-        if not self._done:
-            raise KimiStreamError("stream ended before [DONE]", partial=self.partial())
-        return []
+        if not self._ended and data.strip() == DONE:
+            self._end()
+            return [self._final_chunk()]
+        return super().feed(event, data)
 
     @property
     def is_builtin_round(self) -> bool:
         """Every tool call of this reply is a `$web_search` builtin call (the loop continues)."""
-        return bool(self._calls) and all(c.is_builtin for c in self._calls.values())
+        return is_builtin_round(call.raw() for call in self._calls.values())
 
     def assistant_message(self) -> dict[str, Any]:
         """The raw assistant message, as a non-streamed response's `choices[0].message` holds it."""
@@ -118,21 +98,27 @@ class StreamDecoder:
             message["tool_calls"] = calls
         return message
 
-    def partial(self) -> AIMessageChunk | None:
-        """The chunks received so far, aggregated (for `KimiStreamError.partial`)."""
-        if not self._chunks:
-            return None
-        first, *rest = self._chunks
-        return first + rest if rest else first
+    def reply(self) -> dict[str, Any]:
+        """The reply so far as a `chat.completion` body."""
+        choice = {"index": 0, "message": self.assistant_message()}
+        if self._raw_finish is not None:
+            choice["finish_reason"] = self._raw_finish
+        body: dict[str, Any] = {"id": self._id, **(self._head or {}), "choices": [choice]}
+        if self._usage:
+            body["usage"] = self._usage
+        return body
 
     # -- internals -----------------------------------------------------------------------
 
-    def _record(self, chunks: list[AIMessageChunk]) -> list[AIMessageChunk]:
-        self._chunks.extend(chunks)
-        return chunks
-
-    def _on_payload(self, payload: dict[str, Any]) -> list[AIMessageChunk]:
+    def _on_payload(self, event: str, payload: Any) -> list[AIMessageChunk]:
+        if not isinstance(payload, dict):
+            msg = f"unexpected Chat Completions stream event (not an object): {payload!r:.200}"
+            raise KimiStreamError(msg)
+        if event == "error" or payload.get("error") is not None:
+            self._raise_error(payload)
         self._id = self._id or payload.get("id")
+        if self._head is None:
+            self._head = {k: payload[k] for k in ("model", "created") if payload.get(k) is not None}
         self._usage = merge_usage(self._usage, payload.get("usage"))
         choices = payload.get("choices") or []
         choice: dict[str, Any] = choices[0] if choices and isinstance(choices[0], dict) else {}
@@ -152,7 +138,7 @@ class StreamDecoder:
         additional_kwargs: dict[str, Any] = {}
         if reasoning:
             self._reasoning.append(reasoning)
-            additional_kwargs["reasoning_content"] = reasoning
+            additional_kwargs[REASONING] = reasoning
         return [
             AIMessageChunk(
                 content=content,
@@ -169,15 +155,7 @@ class StreamDecoder:
         if self._header_sent:
             return {}
         self._header_sent = True
-        header: dict[str, Any] = {
-            "id": payload.get("id"),
-            "model_name": payload.get("model"),
-            "model_provider": PROVIDER,
-            "protocol": PROTOCOL,
-        }
-        if payload.get("created") is not None:
-            header["created"] = payload["created"]
-        return header
+        return message_metadata(payload)
 
     def _tool_call_chunks(self, deltas: list[dict[str, Any]]) -> list[ToolCallChunk]:
         chunks: list[ToolCallChunk] = []
@@ -215,7 +193,7 @@ class StreamDecoder:
         tool_chunks: list[ToolCallChunk] = []
         client_indexes = [i for i in sorted(self._calls) if not self._calls[i].is_builtin]
         if client_indexes:
-            additional_kwargs["tool_calls"] = [c.raw() for c in calls]
+            additional_kwargs[RAW_TOOL_CALLS] = [c.raw() for c in calls]
             # langchain-core re-parses `additional_kwargs["tool_calls"]` into tool_call_chunks
             # when a chunk has none (and without `index` they would duplicate, builtin calls
             # included); an empty piece for a known index prevents that and merges as a no-op.
@@ -224,9 +202,12 @@ class StreamDecoder:
                     type="tool_call_chunk", index=client_indexes[0], id=None, name=None, args=""
                 )
             )
-        if self._raw_finish is not None and not builtin_round:
-            response_metadata["finish_reason"] = normalize_finish_reason(self._raw_finish)
-            response_metadata["raw_finish_reason"] = self._raw_finish
+        if self._usage:
+            # Raw, as ChatOpenAI keeps it; numbers add up over the rounds of a `$web_search`
+            # loop when LangChain merges the chunks (the invoke path sums them the same way).
+            response_metadata[TOKEN_USAGE] = self._usage
+        if not builtin_round:
+            response_metadata.update(finish_metadata(self._raw_finish))
         # A pure-builtin round is not the end of the message: ChatKimi posts the follow-up and
         # keeps streaming, so only the final round's last chunk is marked "last".
         return AIMessageChunk(
@@ -235,6 +216,10 @@ class StreamDecoder:
             additional_kwargs=additional_kwargs,
             tool_call_chunks=tool_chunks,
             response_metadata=response_metadata,
-            usage_metadata=usage_from_openai(self._usage) if self._usage else None,
+            usage_metadata=(
+                usage_from_openai(self._usage, model=(self._head or {}).get("model"))
+                if self._usage
+                else None
+            ),
             chunk_position=None if builtin_round else "last",
         )

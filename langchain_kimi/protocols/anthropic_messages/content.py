@@ -14,6 +14,14 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
+from langchain_kimi._contract import (
+    ANTHROPIC_BLOCKS,
+    FOREIGN_TURN_REASONING,
+    REASONING,
+    THINKING_BLOCKS,
+    content_text,
+    raw_unchanged,
+)
 from langchain_kimi._profiles import Capabilities
 
 Block = dict[str, Any]
@@ -32,19 +40,6 @@ _VIDEO_TYPES = frozenset({"video", "video_url", "input_video"})
 
 def _clean(block: Block) -> Block:
     return {k: v for k, v in block.items() if k not in _LOCAL_KEYS}
-
-
-def message_text(content: str | list[Any]) -> str:
-    """The text of a message: a string, or its text parts joined (reasoning etc. excluded)."""
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for part in content:
-        if isinstance(part, str):
-            parts.append(part)
-        elif isinstance(part, dict) and part.get("type") == "text":
-            parts.append(str(part.get("text") or ""))
-    return "".join(parts)
 
 
 def thinking_text(blocks: Iterable[Block]) -> str:
@@ -130,7 +125,7 @@ def _reject_video() -> None:
 # --- user content ------------------------------------------------------------------------
 
 
-def user_blocks(content: str | list[Any], caps: Capabilities) -> list[Block]:
+def user_content(content: str | list[Any], caps: Capabilities) -> list[Block]:
     """Content blocks of one Human message (empty text dropped: the API rejects empty blocks)."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
@@ -159,7 +154,7 @@ def user_blocks(content: str | list[Any], caps: Capabilities) -> list[Block]:
     return blocks
 
 
-def tool_result_block(message: ToolMessage, caps: Capabilities) -> Block:
+def tool_result(message: ToolMessage, caps: Capabilities) -> Block:
     """A `tool_result` block; list content is kept as blocks only where the row allows it."""
     content = message.content
     payload: str | list[Block]
@@ -215,11 +210,13 @@ def _invalid_tool_uses(message: AIMessage, skip: Collection[Any] = ()) -> list[B
 
 
 def _is_unchanged(message: AIMessage, stored: list[Any]) -> bool:
-    """Whether `stored` (anthropic_blocks) still says what the message's current fields say."""
+    """Whether `stored` (anthropic_blocks) still says what the message's current fields say:
+    the contract's rule for text and reasoning, and the same tool calls."""
     if not all(isinstance(b, dict) for b in stored):
         return False
-    texts = "".join(str(b.get("text") or "") for b in stored if b.get("type") == "text")
-    if texts != message_text(message.content):
+    if not raw_unchanged(
+        message, raw_text=content_text(stored), raw_reasoning=thinking_text(stored)
+    ):
         return False
     uses = [b for b in stored if b.get("type") == "tool_use"]
     calls = [
@@ -231,16 +228,13 @@ def _is_unchanged(message: AIMessage, stored: list[Any]) -> bool:
         return False
     # Non-object inputs were parsed into invalid_tool_calls (raw JSON kept there).
     bad_ids = [b.get("id") for b in uses if not isinstance(b.get("input"), dict)]
-    if bad_ids != [tc["id"] for tc in message.invalid_tool_calls]:
-        return False
-    kwargs = message.additional_kwargs
-    return "reasoning_content" not in kwargs or thinking_text(stored) == kwargs["reasoning_content"]
+    return bad_ids == [tc["id"] for tc in message.invalid_tool_calls]
 
 
 def _thinking_from_kwargs(message: AIMessage) -> list[Block]:
     kwargs = message.additional_kwargs
-    reasoning = kwargs.get("reasoning_content")
-    stored = kwargs.get("thinking_blocks")
+    reasoning = kwargs.get(REASONING)
+    stored = kwargs.get(THINKING_BLOCKS)
     if (
         isinstance(stored, list)
         and stored
@@ -326,13 +320,13 @@ def _from_content_list(message: AIMessage, content: list[Any]) -> list[Block]:
     return blocks
 
 
-def assistant_blocks(message: AIMessage, caps: Capabilities) -> list[Block]:
+def assistant_replay(message: AIMessage, caps: Capabilities) -> list[Block]:
     """The content blocks to send for an AIMessage (see docs/internals.md, "Replay")."""
-    stored = message.additional_kwargs.get("anthropic_blocks")
+    stored = message.additional_kwargs.get(ANTHROPIC_BLOCKS)
     if isinstance(stored, list) and stored and _is_unchanged(message, stored):
         has_server = any(b.get("type") in SERVER_BLOCK_TYPES for b in stored)
         if caps.server_tool_blocks or not has_server:
-            return [dict(b) for b in stored]
+            return _with_reasoning([dict(b) for b in stored])
     if isinstance(message.content, list):
         blocks = _from_content_list(message, message.content)
     else:
@@ -344,4 +338,13 @@ def assistant_blocks(message: AIMessage, caps: Capabilities) -> list[Block]:
     if not caps.server_tool_blocks:
         # kimi-k3's schema has no server search blocks: they cannot be replayed there.
         blocks = [b for b in blocks if b["type"] not in SERVER_BLOCK_TYPES]
+    return _with_reasoning(blocks)
+
+
+def _with_reasoning(blocks: list[Block]) -> list[Block]:
+    """A tool-call turn from elsewhere has no thinking block, which Kimi rejects: it gets an
+    unsigned one with the documented placeholder (no signature can be made for it)."""
+    has_tool_use = any(b.get("type") == "tool_use" for b in blocks)
+    if has_tool_use and not any(b.get("type") in THINKING_TYPES for b in blocks):
+        return [{"type": "thinking", "thinking": FOREIGN_TURN_REASONING}, *blocks]
     return blocks

@@ -1,0 +1,142 @@
+"""What every request carries, checked once: the base URLs, the headers, the encoded body.
+
+Pure (no I/O). A bad configuration is refused at construction with a `ValueError` that says what to
+change, never as a connection error at the first call or as a request to the wrong place: the
+protocol path (`/v1/messages`, `/v1/chat/completions`) is appended to the base URL as text, so a
+query string, a fragment or a trailing `/v1` would all change the destination, and `user:pw@`
+makes httpx send Basic auth instead of the key.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from langchain_kimi._json import dumps_bytes
+
+# RFC 9110 §5.6.2: a field name is a `token`.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+# RFC 9110 §5.5: no control characters in a field value except horizontal tab (CR / LF would
+# split the header and let the value inject others).
+_VALUE_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_URL_FORBIDDEN = re.compile(r"[\x00-\x20\x7f]")
+
+_VERSION_SUFFIX = "/v1"
+"""ChatOpenAI-style base URLs end in `/v1`; ChatKimi appends `/v1/...` itself."""
+
+
+def check_max_retries(value: int) -> int:
+    """The one rule for `max_retries` (ChatKimi's field and `TransportConfig` both apply it)."""
+    if value < 0:
+        raise ValueError("max_retries must be >= 0")
+    return value
+
+
+def build_headers(
+    *,
+    api_key: str,
+    user_agent: str,
+    default_headers: Mapping[str, str],
+    stream: bool,
+) -> httpx.Headers:
+    # Case-insensitive: a caller's `user-agent` or `accept-encoding` replaces ours, never doubles.
+    headers = httpx.Headers({"User-Agent": user_agent})
+    headers.update(default_headers)
+    headers["Authorization"] = f"Bearer {api_key}"
+    headers["Content-Type"] = "application/json"
+    headers["Accept"] = "text/event-stream" if stream else "application/json"
+    return headers
+
+
+def validate_config(
+    base_url: str,
+    fallback_base_url: str | None,
+    api_key: str,
+    default_headers: Mapping[str, str],
+    *,
+    allow_insecure_http: bool,
+    max_retries: int,
+) -> None:
+    """Refuse a bad configuration at construction, before any I/O."""
+    normalize_base_url(base_url, allow_insecure_http=allow_insecure_http, label="base_url")
+    if fallback_base_url is not None:
+        normalize_base_url(
+            fallback_base_url, allow_insecure_http=allow_insecure_http, label="fallback_base_url"
+        )
+    check_default_headers(default_headers)
+    if any(ch in api_key for ch in "\r\n\0") or not api_key.isascii():
+        raise ValueError("api_key contains characters that are not allowed in an HTTP header")
+    check_max_retries(max_retries)
+
+
+def normalize_base_url(url: object, *, label: str, allow_insecure_http: bool) -> str:
+    """The host root requests are sent to: checked, without trailing `/` or `/v1`.
+
+    Plain `http://` is allowed to loopback hosts (`localhost`, `127.0.0.0/8`, `::1`: local
+    proxies and test servers never leave the machine) and, with `allow_insecure_http=True`,
+    anywhere.
+    """
+    if not isinstance(url, str):
+        raise ValueError(f"{label} must be a string, got {type(url).__name__}")
+    if _URL_FORBIDDEN.search(url):
+        raise ValueError(f"{label} {url!r} contains whitespace or control characters")
+    if "?" in url or "#" in url:
+        raise ValueError(
+            f"{label} {url!r} has a query string or fragment: the protocol path is appended to "
+            "the base URL, so it would end up inside them. Use the bare host root, e.g. "
+            "'https://direct.evolink.ai'"
+        )
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"{label} {url!r} is not a valid URL: {exc}") from None
+    if parsed.scheme not in ("https", "http") or not parsed.host:
+        raise ValueError(f"{label} must be an absolute https:// URL, got {url!r}")
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise ValueError(f"{label} {url!r} is not a valid URL: port out of range")
+    if parsed.userinfo:
+        raise ValueError(
+            f"{label} must not contain user:password@ (httpx would send Basic auth instead of "
+            "the API key); pass the key as api_key and other headers via default_headers"
+        )
+    if parsed.scheme == "http" and not allow_insecure_http and not _is_loopback(parsed.host):
+        raise ValueError(
+            f"{label} {url!r} uses plain http://, which would send the API key unencrypted. "
+            "Use https://, or set allow_insecure_http=True if you really mean it."
+        )
+    root = url.rstrip("/")
+    if root.endswith(_VERSION_SUFFIX):
+        root = root.removesuffix(_VERSION_SUFFIX).rstrip("/")
+    return root
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_default_headers(headers: Mapping[str, str]) -> None:
+    """Refuse header names that are not tokens and values with control characters."""
+    for name, value in headers.items():
+        if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+            raise ValueError(f"default_headers: {name!r} is not a valid HTTP header name")
+        if not isinstance(value, str) or _VALUE_CONTROL.search(value):
+            raise ValueError(
+                f"default_headers[{name!r}] contains CR, LF or another control character "
+                "(not allowed in an HTTP header value)"
+            )
+        if name.lower() == "authorization":
+            raise ValueError("default_headers may not set Authorization; pass the key as api_key")
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    """Serialize once; the same bytes are resent on every retry and on the fallback."""
+    return dumps_bytes(body)
