@@ -206,6 +206,63 @@ def _imports_table(section: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _scale_sections(results: dict[str, Any]) -> list[str]:
+    config = results["config"]
+    out: list[str] = []
+    if "scale" in results:
+        levels = list(results["scale"])
+        out += ["", "## Past the pool size: calls/s as concurrency rises (one instance)", ""]
+        out += [
+            "The same burst as above at each concurrency; ChatKimi queues calls beyond its pool "
+            "(200 requests in flight) in its own FIFO, so httpcore never rescans a long queue.",
+            "",
+            "| client | " + " | ".join(f"{level} concurrent" for level in levels) + " |",
+            "|---|" + "---:|" * len(levels),
+        ]
+        for name in results["scale"][levels[0]]:
+            row = [_fmt(results["scale"][level][name].get("median"), 0) for level in levels]
+            out.append(f"| {name} | " + " | ".join(row) + " |")
+    if "goodput" in results:
+        out += ["", f"## Goodput under a rate limit ({config['rate']:g} requests/s)", ""]
+        out += [
+            "`benchmarks/gateway.py` in its own process: a token bucket of "
+            f"{config['rate']:g} requests/s, `429` + `Retry-After` beyond it, each answer after a "
+            "seeded 0.2-2 s delay. Every client with its shipped defaults (retries included). "
+            "Ideal = answers / rate; requests per answer counts the 429s too.",
+            "",
+            "| case | client | wall s | ideal s | wall / ideal | requests / answer | 429s "
+            "| failures |",
+            "|---|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for case, clients in results["goodput"].items():
+            for name, row in clients.items():
+                out.append(
+                    f"| {case} | {name} | {_fmt(row['wall_s'], 1)} | {_fmt(row['ideal_s'], 1)} "
+                    f"| {_fmt(row['wall_vs_ideal'])} | {_fmt(row['requests_per_answer'])} "
+                    f"| {row['throttled']} | {row['failures']} |"
+                )
+    if "streams" in results:
+        out += ["", f"## {config['streams']:,} concurrent `astream` on one event loop", ""]
+        out += [
+            f"Each stream ~{config['events']} events, paced over 5 s in 25 bursts by the gateway; "
+            "each client in a fresh interpreter. Peak memory = growth of the peak RSS over the "
+            "warmed-up process, per stream; loop lag = worst overshoot of a 10 ms ticker.",
+            "",
+            "| client | CPU µs / chunk | peak KiB / stream | worst loop lag ms | wall s | errors |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for name, row in results["streams"].items():
+            if "error" in row:
+                out.append(f"| {name} | failed: {row['error']} | | | | |")
+                continue
+            out.append(
+                f"| {name} | {_fmt(row['cpu_us_per_chunk'], 1)} "
+                f"| {_fmt(row['peak_kib_per_stream'], 1)} | {_fmt(row['worst_loop_lag_ms'], 1)} "
+                f"| {_fmt(row['wall_s'], 1)} | {row['errors']} |"
+            )
+    return out
+
+
 def markdown(results: dict[str, Any], image: str) -> str:
     env, config = results["environment"], results["config"]
     packages = ", ".join(f"{k} {v}" for k, v in env["packages"].items())
@@ -276,6 +333,7 @@ def markdown(results: dict[str, Any], image: str) -> str:
     out += _history_table(results["history"])
     out += ["", f"## {config['concurrency']} concurrent `ainvoke` on one instance", ""]
     out += _concurrency_table(results["concurrency"])
+    out += _scale_sections(results)
     out += ["", "## Import time (fresh interpreters)", ""]
     out += _imports_table(results["imports_ms"])
     if NOTES.exists():

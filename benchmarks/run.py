@@ -18,11 +18,11 @@ import time
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import httpx
 
-from benchmarks import environment, history, imports, measure, report
+from benchmarks import environment, history, imports, measure, report, scale
 from benchmarks.clients import CLIENTS, KIMI_ANTHROPIC, KIMI_OPENAI, build, parsed_chunks
 from benchmarks.floors import FloorChatModel, ParseFloorChatModel, raw_httpx_invoke
 from benchmarks.replies import replies_for
@@ -33,6 +33,13 @@ ROOT = Path(__file__).resolve().parent.parent
 # capability keys); noise for the benchmark output, not a measured effect.
 warnings.filterwarnings("ignore", message="Unrecognized keys in model profile")
 KIMI = {"anthropic": KIMI_ANTHROPIC, "openai": KIMI_OPENAI}
+
+
+class Load(NamedTuple):
+    """One goodput case: how many calls, and how many of them at once."""
+
+    calls: int
+    concurrency: int
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,20 @@ class Config:
     import_repeats: int = 11
     isolate: bool = True
     """History in a fresh interpreter per client, imports warmed up first (off: tiny only)."""
+    scale_levels: tuple[int, ...] = (100, 500, 2_000)
+    """Concurrent `ainvoke`s past the pool size: calls/s must not fall as this rises."""
+    scale_runs: int = 3
+    rate: float = 50.0
+    """The rate-limited gateway's requests/s (goodput section)."""
+    goodput: Load = Load(2_000, 64)  # noqa: RUF009 (a NamedTuple is immutable)
+    """About the gateway's rate: enough calls to keep it busy for a while."""
+    overload: Load = Load(500, 256)  # noqa: RUF009 (a NamedTuple is immutable)
+    """5x overload: far more calls in flight than the gateway admits per second."""
+    streams: int = 1_000
+    think_seconds: tuple[float, float] = (0.2, 2.0)
+    """The gateway's answer delay range (uniform) for JSON replies."""
+    stream_seconds: float = 5.0
+    """How long the gateway takes to send one paced stream."""
 
 
 PROFILES = {
@@ -59,6 +80,10 @@ PROFILES = {
         concurrency_runs=3,
         history_runs=2,
         import_repeats=3,
+        scale_runs=1,
+        goodput=Load(calls=300, concurrency=64),
+        overload=Load(calls=200, concurrency=256),
+        streams=200,
     ),
     # For the smoke test: every section and client, a tiny workload, no statistical value.
     "tiny": Config(
@@ -72,6 +97,14 @@ PROFILES = {
         history_runs=1,
         import_repeats=1,
         isolate=False,
+        scale_levels=(5, 10),
+        scale_runs=1,
+        rate=20.0,
+        goodput=Load(calls=10, concurrency=4),
+        overload=Load(calls=30, concurrency=16),  # past the bucket's 20: some 429s
+        streams=4,
+        think_seconds=(0.01, 0.05),
+        stream_seconds=0.5,
     ),
 }
 
@@ -88,9 +121,15 @@ def _read_line(stream: IO[bytes], *, timeout: float) -> str:
 class ServerProcess:
     """The loopback server in its own process; bounded by `max_seconds` and by our stdin pipe."""
 
-    def __init__(self, events: int, max_seconds: float) -> None:
-        self._command = [sys.executable, "-m", "benchmarks.server", "--events", str(events)]
-        self._command += ["--max-seconds", str(max_seconds)]
+    def __init__(
+        self,
+        events: int,
+        max_seconds: float,
+        module: str = "benchmarks.server",
+        options: tuple[str, ...] = (),
+    ) -> None:
+        self._command = [sys.executable, "-m", module, "--events", str(events)]
+        self._command += ["--max-seconds", str(max_seconds), *options]
         self._proc: subprocess.Popen[bytes] | None = None
         self.port = 0
 
@@ -135,6 +174,35 @@ def _log(message: str) -> None:
 
 def _series(values: dict[str, measure.Series]) -> dict[str, Any]:
     return {name: series.as_dict() for name, series in values.items()}
+
+
+def _at_scale(config: Config) -> dict[str, Any]:
+    """Goodput against the rate-limited gateway, then many concurrent streams."""
+    out: dict[str, Any] = {"goodput": {}, "streams": {}}
+    low, high = config.think_seconds
+    options = ("--rate", str(config.rate), "--min-delay", str(low), "--max-delay", str(high))
+    with ServerProcess(config.events, 1_800, "benchmarks.gateway", options) as gateway:
+        cases = [("abatch", config.goodput), ("batch", config.goodput), ("abatch", config.overload)]
+        for mode, (calls, concurrency) in cases:
+            case = f"{mode} {calls} @ {concurrency}"
+            _log(f"goodput: {case} against {config.rate:g} requests/s")
+            out["goodput"][case] = {
+                name: scale.goodput(
+                    name,
+                    gateway.port,
+                    calls=calls,
+                    concurrency=concurrency,
+                    rate=config.rate,
+                    mode=mode,
+                )
+                for name in scale.GOODPUT_CLIENTS
+            }
+    paced = ("--rate", "0", "--stream-seconds", str(config.stream_seconds))
+    with ServerProcess(config.events, 1_800, "benchmarks.gateway", paced) as gateway:
+        for name in scale.STREAM_CLIENTS:
+            _log(f"{config.streams} concurrent astream: {name}")
+            out["streams"][name] = scale.streams_in_subprocess(name, gateway.port, config.streams)
+    return out
 
 
 def run(profile: str) -> dict[str, Any]:
@@ -198,7 +266,19 @@ def run(profile: str) -> dict[str, Any]:
                 name: history.measure(name, server.port, config.turns, config.history_runs)
                 for name in names
             }
+        _log(f"past the pool: {config.scale_levels} concurrent ainvoke")
+        results["scale"] = {
+            str(level): _series(
+                measure.concurrent_throughput(
+                    {name: build(name, server.port) for name in KIMI.values()},
+                    concurrency=level,
+                    runs=config.scale_runs,
+                )
+            )
+            for level in config.scale_levels
+        }
         results["server"] = server.stats()
+    results.update(_at_scale(config))
     _log("import times")
     # The tiny profile times only the target pair: fresh interpreters importing every peer cost
     # seconds each, too slow for a smoke test.

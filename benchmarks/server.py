@@ -21,6 +21,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Awaitable, Callable
 
 from benchmarks.replies import STREAM_EVENTS, Replies, replies_for
 
@@ -73,6 +74,24 @@ async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> b
     return await reader.readexactly(length) if length else b""
 
 
+async def read_request(
+    reader: asyncio.StreamReader,
+) -> tuple[str, str, dict[str, str], bytes] | None:
+    """The next request on a keep-alive connection (method, path, headers, body); None at EOF."""
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError:
+        return None
+    lines = head.decode("latin-1").split("\r\n")
+    method, path, _ = lines[0].split(" ", 2)
+    headers = {}
+    for line in lines[1:]:
+        if ":" in line:
+            name, value = line.split(":", 1)
+            headers[name.strip().lower()] = value.strip()
+    return method, path, headers, await _read_body(reader, headers)
+
+
 class Server:
     def __init__(self, events: int) -> None:
         self.replies: dict[str, Replies] = {
@@ -102,31 +121,43 @@ class Server:
             return _response("200 OK", "text/event-stream; charset=utf-8", replies.sse_body)
         return _response("200 OK", "application/json", replies.json_body)
 
+    async def respond(
+        self, method: str, path: str, body: bytes, writer: asyncio.StreamWriter
+    ) -> bool:
+        writer.write(self._route(method, path, body))
+        return True
+
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while not self.done.is_set():
-                try:
-                    head = await reader.readuntil(b"\r\n\r\n")
-                except asyncio.IncompleteReadError:
-                    return
-                lines = head.decode("latin-1").split("\r\n")
-                method, path, _ = lines[0].split(" ", 2)
-                headers = {}
-                for line in lines[1:]:
-                    if ":" in line:
-                        name, value = line.split(":", 1)
-                        headers[name.strip().lower()] = value.strip()
-                body = await _read_body(reader, headers)
-                writer.write(self._route(method, path, body))
-                await writer.drain()
-                if headers.get("connection", "").lower() == "close":
-                    return
-        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
-            return
-        except asyncio.CancelledError:
-            return  # shutting down with keep-alive connections still open
-        finally:
-            writer.close()
+        await serve_connection(reader, writer, self.respond, self.done)
+
+
+Respond = Callable[[str, str, bytes, asyncio.StreamWriter], Awaitable[bool]]
+"""Writes the response to one request; False when the connection must close."""
+
+
+async def serve_connection(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    respond: Respond,
+    done: asyncio.Event,
+) -> None:
+    """Serve the requests of one keep-alive connection until EOF, `Connection: close` or `done`."""
+    try:
+        while not done.is_set():
+            request = await read_request(reader)
+            if request is None:
+                return
+            method, path, headers, body = request
+            keep = await respond(method, path, body, writer)
+            await writer.drain()
+            if not keep or headers.get("connection", "").lower() == "close":
+                return
+    except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+        return
+    except asyncio.CancelledError:
+        return  # shutting down with keep-alive connections still open
+    finally:
+        writer.close()
 
 
 def _watch_stdin(loop: asyncio.AbstractEventLoop, done: asyncio.Event) -> None:

@@ -16,8 +16,7 @@ import itertools
 import logging
 import threading
 import time
-import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import (
     AbstractAsyncContextManager,
     AbstractContextManager,
@@ -30,6 +29,8 @@ from typing import Any, NoReturn
 import httpx
 from pydantic import SecretStr
 
+from langchain_kimi import _pool
+from langchain_kimi._admission import AdmittedCall, Permit, outcome_of
 from langchain_kimi._errors import KimiError
 from langchain_kimi._http_config import build_headers, encode_body, validate_config
 from langchain_kimi._http_replies import (
@@ -48,9 +49,6 @@ from langchain_kimi._version import __version__
 
 logger = logging.getLogger("langchain_kimi")
 
-# High enough for 100+ concurrent `ainvoke`s on one model instance.
-_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)
-
 
 @dataclass(frozen=True)
 class TransportConfig:
@@ -64,6 +62,8 @@ class TransportConfig:
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
     async_sleep: Callable[[float], Awaitable[None]] = field(default=asyncio.sleep, repr=False)
     user_agent: str = f"langchain-kimi/{__version__}"
+    adaptive_concurrency: bool = True
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
 
     def __post_init__(self) -> None:
         validate_config(
@@ -127,6 +127,12 @@ async def _afirst_wanted(events: AsyncIterator[Event]) -> Event | None:
         if _wanted(sse):
             return sse
     return None
+
+
+def _settle(permit: Permit, outcome: JsonReply | _Opened | Failure) -> None:
+    """Tell the pool how an attempt went; an open stream keeps its slot until it is closed."""
+    failure = outcome if isinstance(outcome, Failure) else None
+    permit.done(outcome_of(failure), keep=isinstance(outcome, _Opened))
 
 
 class _OpenStream:
@@ -226,23 +232,12 @@ _DRAIN_EVENTS = 16
 """How many stray events a sync stream's background drain reads before giving the connection up."""
 
 
-async def _close_at_loop_shutdown(client: httpx.AsyncClient) -> AsyncGenerator[None, None]:
-    """Parked async generator that closes `client` on its own loop.
-
-    The loop tracks unfinished async generators, and `asyncio.run` (like `asyncio.Runner`) finalizes
-    them in `shutdown_asyncgens()` before closing, so a client is closed even when the caller never
-    calls `aclose()`; a loop dropped without that step just drops the connections.
-    """
-    try:
-        yield
-    finally:
-        await client.aclose()
-
-
 class Transport:
     """HTTP to the Kimi gateway. Thread-safe; usable from several event loops in turn.
 
     Injected clients are used as-is (our timeout is still passed per request) and never closed.
+    The clients and their admission (queue, shared cool-down, adaptive window) live in a pool
+    shared with every Transport of the same settings (`_pool`).
     """
 
     def __init__(
@@ -258,11 +253,15 @@ class Transport:
             self._bases.append(config.fallback_base_url.rstrip("/"))
         self._injected_client = http_client
         self._injected_async_client = http_async_client
-        self._client: httpx.Client | None = None
-        # One AsyncClient per event loop: httpx connections are bound to the loop that opened them.
-        self._async_clients: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, AsyncGenerator[None, None]]
-        ] = weakref.WeakKeyDictionary()
+        self._pool_key = _pool.PoolKey(
+            bases=tuple(self._bases),
+            key_digest=_pool.PoolKey.digest(config.api_key.get_secret_value()),
+            adaptive=config.adaptive_concurrency,
+            clock=config.clock,
+            http_client=http_client,
+            http_async_client=http_async_client,
+        )
+        self._lease: _pool.Lease | None = None
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -273,49 +272,37 @@ class Transport:
 
     # -- clients ---------------------------------------------------------------------------------
 
+    def _pool(self) -> _pool.SharedPool:
+        lease = self._lease
+        if lease is None or lease.returned:
+            with self._lock:  # threads sharing one Transport share one lease
+                if self._lease is None or self._lease.returned:
+                    self._lease = _pool.lease(self._pool_key, owner=self)
+                lease = self._lease
+        return lease.pool
+
     def _sync_client(self) -> httpx.Client:
-        if self._injected_client is not None:
-            return self._injected_client
-        with self._lock:
-            if self._client is None:
-                self._client = httpx.Client(timeout=self._config.timeout, limits=_LIMITS)
-            return self._client
+        return self._pool().sync_client()
 
     async def _async_client(self) -> httpx.AsyncClient:
-        if self._injected_async_client is not None:
-            return self._injected_async_client
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            for stale in [lp for lp in self._async_clients if lp.is_closed()]:
-                # Its connections died with their loop; it cannot be closed from another loop.
-                del self._async_clients[stale]
-            entry = self._async_clients.get(loop)
-            if entry is not None:
-                return entry[0]
-            client = httpx.AsyncClient(timeout=self._config.timeout, limits=_LIMITS)
-            closer = _close_at_loop_shutdown(client)
-            self._async_clients[loop] = (client, closer)
-        await anext(closer)  # runs up to its `yield` without suspending: no other task interleaves
-        return client
+        return await self._pool().async_client()
+
+    def _admitted(self) -> AdmittedCall:
+        return self._pool().admission.call(self._config.timeout.pool)
 
     def close(self) -> None:
-        """Close the sync client we created; forget our async clients (their loops close them)."""
+        """Return our share of the pool; the last Transport using it closes its clients."""
         with self._lock:
-            client, self._client = self._client, None
-            self._async_clients.clear()
-        if client is not None:
-            client.close()
+            lease, self._lease = self._lease, None
+        if lease is not None:
+            lease.close()
 
     async def aclose(self) -> None:
-        """Close the current loop's async client and the sync client, if we created them."""
-        loop = asyncio.get_running_loop()
+        """`close`, also closing the current loop's async client when we are the last user."""
         with self._lock:
-            entry = self._async_clients.pop(loop, None)
-            sync_client, self._client = self._client, None
-        if entry is not None:
-            await entry[1].aclose()
-        if sync_client is not None:
-            sync_client.close()
+            lease, self._lease = self._lease, None
+        if lease is not None:
+            await lease.aclose()
 
     def __enter__(self) -> Transport:
         return self
@@ -430,23 +417,32 @@ class Transport:
 
     def _run(
         self, path: str, body: dict[str, Any], *, stream: bool
-    ) -> tuple[JsonReply | _Opened, str]:
+    ) -> tuple[JsonReply | _Opened, str, Permit]:
+        """The reply (or open stream), its base URL, and its pool permit (held by a stream)."""
         content = encode_body(body)
         client = self._sync_client()
         plan = RetryPlan(self._bases, self._config.max_retries)
+        admitted = self._admitted()
         while True:
             base = plan.base
-            outcome = self._attempt(client, base, path, content, stream=stream)
+            permit = admitted.enter(self._config.sleep)
+            try:
+                outcome = self._attempt(client, base, path, content, stream=stream)
+            except BaseException:
+                permit.release()
+                raise
+            _settle(permit, outcome)
             if not isinstance(outcome, Failure):
-                return outcome, base
+                return outcome, base, permit
             delay = plan.next_delay(outcome, path)
             if delay is None:
                 raise outcome.error
             if delay:
+                admitted.waiting(delay)
                 self._config.sleep(delay)
 
     def post_json(self, path: str, body: dict[str, Any]) -> JsonReply:
-        reply, _ = self._run(path, body, stream=False)
+        reply, _, _ = self._run(path, body, stream=False)
         assert isinstance(reply, JsonReply)
         return reply
 
@@ -456,14 +452,16 @@ class Transport:
 
     @contextmanager
     def _stream_events(self, path: str, body: dict[str, Any]) -> Iterator[EventStream]:
-        opened, base = self._run(path, body, stream=True)
+        opened, base, permit = self._run(path, body, stream=True)
         assert isinstance(opened, _Opened)
         events = EventStream(opened, base, secret=self._secret)
         try:
             yield events
         except BaseException:  # failed, or the caller stopped early: the connection is not reused
             opened.response.close()
+            permit.release()
             raise
+        permit.release()  # the gateway's part is done; the rest of the body is connection upkeep
         events.drain_in_background()  # the caller is done with the events
 
     # -- async I/O (mirrors the sync loops) -------------------------------------------------------
@@ -501,23 +499,32 @@ class Transport:
 
     async def _arun(
         self, path: str, body: dict[str, Any], *, stream: bool
-    ) -> tuple[JsonReply | _Opened, str]:
+    ) -> tuple[JsonReply | _Opened, str, Permit]:
+        """The reply (or open stream), its base URL, and its pool permit (held by a stream)."""
         content = encode_body(body)
         client = await self._async_client()
         plan = RetryPlan(self._bases, self._config.max_retries)
+        admitted = self._admitted()
         while True:
             base = plan.base
-            outcome = await self._aattempt(client, base, path, content, stream=stream)
+            permit = await admitted.aenter(self._config.async_sleep)
+            try:
+                outcome = await self._aattempt(client, base, path, content, stream=stream)
+            except BaseException:
+                permit.release()
+                raise
+            _settle(permit, outcome)
             if not isinstance(outcome, Failure):
-                return outcome, base
+                return outcome, base, permit
             delay = plan.next_delay(outcome, path)
             if delay is None:
                 raise outcome.error
             if delay:
+                admitted.waiting(delay)
                 await self._config.async_sleep(delay)
 
     async def apost_json(self, path: str, body: dict[str, Any]) -> JsonReply:
-        reply, _ = await self._arun(path, body, stream=False)
+        reply, _, _ = await self._arun(path, body, stream=False)
         assert isinstance(reply, JsonReply)
         return reply
 
@@ -531,7 +538,7 @@ class Transport:
     async def _astream_events(
         self, path: str, body: dict[str, Any]
     ) -> AsyncIterator[AsyncEventStream]:
-        opened, base = await self._arun(path, body, stream=True)
+        opened, base, permit = await self._arun(path, body, stream=True)
         assert isinstance(opened, _Opened)
         events = AsyncEventStream(opened, base, secret=self._secret)
         try:
@@ -539,3 +546,4 @@ class Transport:
             await events.drain()  # the caller is done with the events (not failed, not cancelled)
         finally:
             await opened.response.aclose()
+            permit.release()

@@ -131,6 +131,10 @@ class ChatKimi(BaseChatModel):
     leaves it off the chunks. Per call: `stream(..., stream_usage=False)`."""
     streaming: bool = False
     """Stream internally even for `invoke` (LangChain's standard `streaming` flag)."""
+    adaptive_concurrency: bool = True
+    """After the gateway answers 429, let fewer requests of this model's connection pool into
+    flight at once, and more again as replies succeed (AIMD). Inert until the first 429; `False`
+    keeps only the shared cool-down (every call on the pool waits out the 429's `Retry-After`)."""
     max_builtin_rounds: int = 8
     """Chat Completions web search: how many `$web_search` rounds one call may run."""
     allow_insecure_http: bool = False
@@ -301,6 +305,7 @@ class ChatKimi(BaseChatModel):
             max_retries=self.max_retries,
             default_headers=dict(self.default_headers or {}),
             allow_insecure_http=self.allow_insecure_http,
+            adaptive_concurrency=self.adaptive_concurrency,
         )
         return Transport(
             config, http_client=self.http_client, http_async_client=self.http_async_client

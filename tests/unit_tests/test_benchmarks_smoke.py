@@ -42,6 +42,21 @@ def test_tiny_run_covers_every_client_without_errors(tmp_path: Path) -> None:
         assert "error" not in entry, (name, entry)
         assert entry["body_bytes"] > 10 * 1_000, name  # the history really went on the wire
     assert results["imports_ms"]["kimi"]["median"] is not None
+    for level in map(str, run.PROFILES["tiny"].scale_levels):  # past the pool size
+        for name in ("kimi-anthropic", "kimi-openai"):
+            assert results["scale"][level][name]["errors"] == 0, (level, name)
+    assert len(results["goodput"]) == 3  # abatch, thread-pool batch, overload
+    overload = results["goodput"]["abatch 30 @ 16"]
+    assert all(row["throttled"] > 0 for row in overload.values())  # the 429 path is covered
+    for case in results["goodput"].values():
+        for name, row in case.items():
+            assert row["requests"] >= row["calls"] - row["failures"], (name, row)
+            if name.startswith("ChatKimi"):
+                assert row["failures"] == 0, (name, row["first_failure"])
+    for name, row in results["streams"].items():
+        assert "error" not in row, (name, row)
+        assert row["errors"] == 0, (name, row["first_error"])
+        assert row["chunks"] > 10 * row["streams"], name
     # ChatKimi keeps the reasoning on both protocols (ChatOpenAI is known to drop it).
     assert results["invoke_cpu_ms"]["kimi-anthropic"]["reasoning_kept"] is True
     assert results["invoke_cpu_ms"]["kimi-openai"]["reasoning_kept"] is True
@@ -51,4 +66,6 @@ def test_tiny_run_covers_every_client_without_errors(tmp_path: Path) -> None:
     page = (tmp_path / "benchmarks.md").read_text()
     assert "python -m benchmarks.run" in page
     assert "| kimi-anthropic |" in page
+    assert "## Goodput under a rate limit" in page
+    assert "concurrent `astream` on one event loop" in page
     assert (tmp_path / "benchmarks.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
