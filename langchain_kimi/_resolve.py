@@ -11,7 +11,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from langchain_kimi._options import OutputFormat, RequestOptions, ToolSpec, WebSearchToolSpec
 from langchain_kimi._profiles import (
@@ -159,6 +159,21 @@ def _check_sampling(
     return float(value) if caps.sampling_on_wire else None
 
 
+def _sampling(
+    name: Literal["temperature", "top_p"],
+    kwargs: Mapping[str, Any],
+    defaults: ModelDefaults,
+    caps: Capabilities,
+    defaults_checked: bool,
+) -> float | None:
+    """A call's `temperature` / `top_p` (or the model's own): the model's field was warned
+    about once, at construction; a call argument is warned about at the call."""
+    value = _first_set(kwargs, name, default=getattr(defaults, name))
+    warn = not defaults_checked or kwargs.get(name) is not None
+    fixed = caps.fixed_temperature if name == "temperature" else caps.fixed_top_p
+    return _check_sampling(name, value, fixed, caps, warn=warn)
+
+
 def _check_tools(specs: tuple[ToolSpec, ...], caps: Capabilities) -> None:
     if caps.known and not caps.web_search and any(isinstance(s, WebSearchToolSpec) for s in specs):
         msg = (
@@ -264,20 +279,8 @@ def resolve_options(
         cache_ttl=_check_cache_ttl(
             _first_set(kwargs, "cache_ttl", default=defaults.cache_ttl), caps
         ),
-        temperature=_check_sampling(
-            "temperature",
-            _first_set(kwargs, "temperature", default=defaults.temperature),
-            caps.fixed_temperature,
-            caps,
-            warn=not defaults_checked or kwargs.get("temperature") is not None,
-        ),
-        top_p=_check_sampling(
-            "top_p",
-            _first_set(kwargs, "top_p", default=defaults.top_p),
-            caps.fixed_top_p,
-            caps,
-            warn=not defaults_checked or kwargs.get("top_p") is not None,
-        ),
+        temperature=_sampling("temperature", kwargs, defaults, caps, defaults_checked),
+        top_p=_sampling("top_p", kwargs, defaults, caps, defaults_checked),
         tools=specs,
         tool_choice=resolve_tool_choice(kwargs.get("tool_choice"), specs) if specs else None,
         output_format=output_format,

@@ -61,6 +61,10 @@ class _Plan:
         except KimiError as error:
             self._on_error(error)
             error.scrub(lambda text: redact(text, self._secret))
+            # The exception it came from is dropped too: a JSONDecodeError keeps the whole
+            # document, an httpx error its request, and tblib (which Dask installs) pickles
+            # the chain along with the error.
+            error.__cause__ = error.__context__ = None
             raise
 
     def _on_error(self, error: KimiError) -> None:

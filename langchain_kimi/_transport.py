@@ -144,6 +144,10 @@ class _OpenStream:
         self.request_id = header_request_id(opened.response.headers)
         self._secret = secret
 
+    def _cut(self, exc: ReadFailure) -> KimiError:
+        """The typed error for a stream whose reading failed after its first event."""
+        return error_after_response(exc, _host(self.base_url), secret=self._secret, streaming=True)
+
 
 class EventStream(_OpenStream):
     """(event name, data) pairs of one open SSE response. Iterate once; nothing is retried."""
@@ -160,9 +164,7 @@ class EventStream(_OpenStream):
             except StopIteration:
                 return
             except READ_FAILURES as exc:
-                error = error_after_response(
-                    exc, _host(self.base_url), secret=self._secret, streaming=True
-                )
+                error = self._cut(exc)
             if error is not None:
                 # Raised outside the except block: httpx errors hold the request (and its headers).
                 raise error
@@ -204,9 +206,7 @@ class AsyncEventStream(_OpenStream):
                 except StopAsyncIteration:
                     return
                 except READ_FAILURES as exc:
-                    error = error_after_response(
-                        exc, _host(self.base_url), secret=self._secret, streaming=True
-                    )
+                    error = self._cut(exc)
                 if error is not None:
                     raise error
                 if _wanted(sse):

@@ -313,4 +313,8 @@ async def test_no_error_carries_the_key(case: str, mode: str) -> None:
     texts = [str(error), repr(error), error.message, error.body, error.error_type, error.request_id]
     assert not any(KEY in (text or "") for text in texts), texts
     assert KEY.encode() not in pickle.dumps(error)
+    # Nothing chained either: the exception it came from (a JSONDecodeError keeps the whole
+    # document, an httpx error its request) is pickled along by tblib, which Dask installs.
+    assert error.__cause__ is None
+    assert error.__context__ is None
     assert "***" in str(error) + (error.body or "") + (error.error_type or "")
