@@ -34,7 +34,7 @@ except ImportError:  # pragma: no cover - the message is the point
     sys.exit("This example needs the scale extra: pip install -e '.[scale]'")
 
 MAX_CONCURRENCY = 32
-"""Calls in flight per partition (per worker task); the pool's adaptive window may use fewer."""
+"""Calls in flight per partition (per worker task); after 429s the pool paces their sends."""
 
 
 class Review(BaseModel):

@@ -1,4 +1,4 @@
-"""Admission to one shared connection pool: a fair FIFO queue, one cool-down, one adaptive window.
+"""Admission to one shared connection pool: a fair FIFO queue, one cool-down, adaptive pacing.
 
 Every attempt of every call on a pool takes a `Permit` here before it is sent and gives it back
 when its response is done (a stream: when it is closed). Three rules, shared by threads and by any
@@ -10,7 +10,10 @@ number of event loops through one lock:
   wait here, first come first served.
 - **Shared cool-down.** A 429 (or a 503 with `Retry-After`) holds back every call of the pool
   until the gateway's `Retry-After` has passed, so waiting calls do not each discover the limit.
-- **Adaptive window** (`_aimd`): after a 429 fewer requests are let in at once.
+- **Adaptive pacing** (`_pacing`, on unless `adaptive_concurrency=False`): from the first 429 on,
+  the cool-down is spread instead of waited out together: sends go out one by one at the rate the
+  gateway admitted (the `_aimd` window counts how many of the throttled burst got through), so
+  calls neither all wait the whole `Retry-After` nor all fire when it ends.
 
 A call never waits here longer than its own pool timeout (`httpx.Timeout.pool`: the time it
 accepts to wait for a connection); it fails with `KimiTimeoutError` instead. Its own retry delay
@@ -27,6 +30,7 @@ from typing import Literal, Protocol
 
 from langchain_kimi._aimd import AdaptiveWindow
 from langchain_kimi._errors import KimiError, KimiTimeoutError
+from langchain_kimi._pacing import Pacer
 
 DEFAULT_COOL_DOWN = 0.5
 """Seconds every call waits after a 429 that carries no `Retry-After`."""
@@ -93,6 +97,8 @@ class Admission:
         self._queue: deque[_Waiter] = deque()
         self._resume_at = float("-inf")
         self._epoch = 0  # bumped by every decrease: one decrease per burst of 429s
+        self._pacer = Pacer()
+        self._cool_down = DEFAULT_COOL_DOWN  # the last burst's
 
     def __repr__(self) -> str:
         return (
@@ -117,7 +123,7 @@ class Admission:
 
     def _try_enter(self, waiter: _Waiter | None) -> Permit | None:
         with self._lock:
-            if not self._queue and self._window.allows(self._in_flight):
+            if not self._queue and self._admits(self._in_flight):
                 self._in_flight += 1
                 return Permit(self, self._epoch)
             if waiter is not None:
@@ -126,7 +132,7 @@ class Admission:
 
     def _grant(self) -> list[_Waiter]:
         granted = []
-        while self._queue and self._window.allows(self._in_flight):
+        while self._queue and self._admits(self._in_flight):
             waiter = self._queue.popleft()
             waiter.granted = True
             self._in_flight += 1
@@ -158,19 +164,45 @@ class Admission:
                 self._resume_at = max(self._resume_at, self.clock() + outcome)
                 self._window.throttled(self._in_flight)
                 self._epoch += 1
+                self._cool_down = outcome
+                self._pace_admitted()
             elif isinstance(outcome, float):
                 # A 429 of a request sent before the last decrease: the same overload. It does
                 # not extend the cool-down; it tells how few requests the gateway admitted.
                 self._window.throttled_again()
+                self._pace_admitted()
             elif outcome == "ok":
                 self._window.succeeded(self._in_flight + len(self._queue))
+                self._pacer.replied(self.clock())
             if not release:
                 return
             self._in_flight -= 1
             woken = self._grant()
         self._wake(woken)
 
+    def _admits(self, in_flight: int) -> bool:
+        if self._pacer.rate is not None:  # pacing holds calls back by time, not by count
+            return in_flight < self._window.ceiling
+        return self._window.allows(in_flight)
+
+    def _pace_admitted(self) -> None:
+        admitted = self._window.limit  # None: not adaptive
+        if admitted is not None:
+            self._pacer.throttled(admitted, self._cool_down, self.clock())
+
+    def _pace(self, waited_until: float, deadline: float | None) -> float | None:
+        """Reserve this call's paced send time: seconds to wait, None if past `deadline`."""
+        with self._lock:
+            now = max(self.clock(), waited_until)  # its own retry delay counts, as for a pause
+            wait = self._pacer.delay(now)
+            if deadline is not None and self.clock() + wait > deadline:
+                return None
+            self._pacer.take(now)
+            return wait
+
     def _cool_down_left(self, waited_until: float) -> float:
+        if self._pacer.rate is not None:  # the cool-down is spread by pacing instead
+            return 0.0
         return self._resume_at - max(self.clock(), waited_until)
 
 
@@ -234,6 +266,13 @@ class AdmittedCall:
         self.waiting(pause)
         return pause
 
+    def _paced(self, deadline: float | None) -> float:
+        """Seconds to wait for this call's paced send time (after a 429), within the deadline."""
+        wait = self._admission._pace(self._waited_until, deadline)
+        if wait is None:
+            raise self._timed_out("its turn in the rate-limit cool-down (paced)")
+        return wait
+
     def _remaining(self, deadline: float | None) -> float | None:
         return None if deadline is None else max(0.0, deadline - self._admission.clock())
 
@@ -254,6 +293,8 @@ class AdmittedCall:
         try:
             while pause := self._pause(deadline):
                 sleep(pause)
+            if pace := self._paced(deadline):
+                sleep(pace)
         except BaseException:
             permit.release()
             raise
@@ -280,6 +321,8 @@ class AdmittedCall:
         try:
             while pause := self._pause(deadline):
                 await sleep(pause)
+            if pace := self._paced(deadline):
+                await sleep(pace)
         except BaseException:
             permit.release()
             raise

@@ -4,7 +4,8 @@ Pure arithmetic, no I/O and no locking (the caller, `_admission`, holds the lock
 inert (no limit of its own) until the gateway first answers 429; from then on it shrinks after a
 429 and grows back slowly while the calls it lets through succeed, as TCP's congestion window
 does. A shared cool-down alone would release every waiting call at once when it ends, and the
-herd would hit the limit again in one burst.
+herd would hit the limit again in one burst. When `_admission` paces the pool (`_pacing`), the
+window's count of what the gateway admitted of a throttled burst sets the pace.
 """
 
 from __future__ import annotations

@@ -132,9 +132,10 @@ class ChatKimi(BaseChatModel):
     streaming: bool = False
     """Stream internally even for `invoke` (LangChain's standard `streaming` flag)."""
     adaptive_concurrency: bool = True
-    """After the gateway answers 429, let fewer requests of this model's connection pool into
-    flight at once, and more again as replies succeed (AIMD). Inert until the first 429; `False`
-    keeps only the shared cool-down (every call on the pool waits out the 429's `Retry-After`)."""
+    """After the gateway answers 429, pace the sends of this model's connection pool at the rate
+    the gateway admitted (spreading the cool-down instead of releasing every waiting call when it
+    ends), following the replies afterwards. Inert until the first 429; `False` keeps only the
+    shared cool-down (every call on the pool waits out the 429's `Retry-After`)."""
     max_builtin_rounds: int = 8
     """Chat Completions web search: how many `$web_search` rounds one call may run."""
     allow_insecure_http: bool = False

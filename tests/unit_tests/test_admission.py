@@ -20,6 +20,7 @@ from langchain_kimi import ChatKimi
 from langchain_kimi._admission import Admission, Permit
 from langchain_kimi._aimd import DECREASE, AdaptiveWindow
 from langchain_kimi._errors import KimiQuotaExceededError, KimiRateLimitError, KimiTimeoutError
+from langchain_kimi._pacing import WINDOW, Pacer
 from langchain_kimi._transport import Transport, TransportConfig
 from tests.fake_transport import Script, scripted_transport
 from tests.unit_tests.test_transport_retries import OK, mode, ok, post  # noqa: F401
@@ -94,10 +95,15 @@ def rate_limited(seconds: str) -> httpx.Response:
     return failing(429, {"retry-after": seconds})
 
 
-async def test_a_429_makes_every_call_on_the_pool_wait_out_its_retry_after(mode: str) -> None:
+@pytest.mark.parametrize("adaptive", [True, False])
+async def test_a_429_makes_every_call_on_the_pool_wait_out_its_retry_after(
+    mode: str, adaptive: bool
+) -> None:
+    # Not adaptive: one shared pause. Adaptive: paced at what the gateway admitted (1 request
+    # per 2 s here), which for the next call is the same wait.
     clock = Clock()
     gateway = Gateway(clock, rate_limited("2"))
-    pool = Pool(gateway)
+    pool = Pool(gateway, adaptive=adaptive)
     first, second = pool.transport(max_retries=0), pool.transport()
     with pytest.raises(KimiRateLimitError):
         await post(first, mode)  # no retries left: the 429 is raised, the cool-down remains
@@ -218,7 +224,7 @@ def test_aimd_decreases_once_per_burst_then_grows_by_about_one_per_window() -> N
     for permit in permits[10:]:
         permit.done("ok")
     fresh = enter_many(gate, clock, int(window))
-    with pytest.raises(KimiTimeoutError, match="free connection"):  # the window is full
+    with pytest.raises(KimiTimeoutError, match="cool-down"):  # paced: its turn is not now
         gate.call(0.0).enter(clock.sleep)
     fresh[0].done(0.0)
     assert gate.window == pytest.approx(int(window) * DECREASE)
@@ -354,3 +360,59 @@ def test_a_burst_far_above_the_rate_shrinks_the_window_to_what_the_gateway_admit
     assert gate._resume_at == clock.now + 1.0  # one cool-down, not one per 429
     for permit in permits[150:]:
         permit.release()
+
+
+# -- pacing after a 429 (`_pacing`) ---------------------------------------------------------------
+
+
+def test_pacing_is_inert_until_the_first_429() -> None:
+    gate, clock = admission(capacity=1000)
+    for permit in enter_many(gate, clock, 300):
+        permit.done("ok")
+    assert clock.sleeps == []  # no pacing, no waiting: successes alone never start it
+
+
+def test_after_a_burst_the_waiting_calls_are_spread_at_the_admitted_rate() -> None:
+    gate, clock = admission(capacity=1000)
+    permits = enter_many(gate, clock, 200)
+    for permit in permits[:150]:  # 150 of 200 rejected, Retry-After 1 s: 50 admitted per second
+        permit.done(1.0)
+    throttled_at = clock.now
+    later = enter_many(gate, clock, 100)
+    # Spread 20 ms apart, first come first served, instead of all 100 going out when the
+    # cool-down ends; and nobody sits out a whole second.
+    assert clock.sleeps == [pytest.approx(0.02)] * 100
+    assert clock.now == pytest.approx(throttled_at + 2.0)
+    for permit in permits[150:] + later:
+        permit.release()
+    assert gate.in_flight == 0
+
+
+def test_a_paced_call_never_waits_past_its_own_timeout_and_keeps_no_turn() -> None:
+    gate, clock = admission(capacity=1000)
+    permits = enter_many(gate, clock, 10)
+    for permit in permits[:8]:
+        permit.done(4.0)  # 2 admitted per 4 s: one send every 2 s
+    queued = gate.call(30.0).enter(clock.sleep)  # takes the turn 2 s from now
+    assert clock.sleeps == [pytest.approx(2.0)]
+    with pytest.raises(KimiTimeoutError, match="cool-down"):
+        gate.call(1.0).enter(clock.sleep)  # its turn would be 2 s away: fails now, sends nothing
+    assert clock.sleeps == [pytest.approx(2.0)]
+    gate.call(30.0).enter(clock.sleep)  # the turn the impatient call gave up is the next one
+    assert clock.sleeps == [pytest.approx(2.0)] * 2
+    queued.release()
+
+
+def test_a_later_429_lowers_the_rate_to_the_measured_replies_without_compounding() -> None:
+    pacer = Pacer()
+    pacer.throttled(admitted=50, cool_down=1.0, now=0.0)
+    assert pacer.rate == pytest.approx(50.0)
+    now = 10.0
+    for i in range(int(40 * WINDOW)):  # 40 replies/s over the measured window
+        pacer.replied(now + i / 40)
+    now += WINDOW
+    assert pacer.rate > 50.0  # replies probe upward
+    for _ in range(5):  # five 429s in a row: the same measurement, not 5 cuts
+        pacer.throttled(admitted=30, cool_down=1.0, now=now)
+    assert pacer.rate == pytest.approx(40.0, rel=0.05)
+    assert pacer.burst == 50  # the burst the gateway admitted at once is kept
