@@ -1,8 +1,9 @@
-"""HTTP transport: pooled httpx clients, auth headers, retries, fallback base URL, SSE events.
+"""HTTP transport: pooled httpx clients, auth headers, retries, fallback base URL, I/O loops.
 
 Knows nothing about LangChain messages or the wire JSON beyond error bodies. The decisions (what is
 retried, how long to wait, when to use the fallback, which error to raise) live in `_retry`; this
-module only holds the thin sync and async I/O loops around them.
+module only holds the thin sync and async I/O loops around them; an open event stream is
+`_event_stream`.
 
 A `Transport` owns sockets, locks and loop-bound clients, so it is not picklable: ChatKimi keeps
 only the (picklable) `TransportConfig` inputs and recreates the Transport lazily after unpickling.
@@ -12,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import itertools
-import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
@@ -32,9 +31,16 @@ from pydantic import SecretStr
 from langchain_kimi import _pool
 from langchain_kimi._admission import AdmittedCall, Permit, outcome_of
 from langchain_kimi._errors import KimiError
+from langchain_kimi._event_stream import (
+    AsyncEventStream,
+    EventStream,
+    Opened,
+    afirst_wanted,
+    first_wanted,
+    host,
+)
 from langchain_kimi._http_config import build_headers, encode_body, validate_config
 from langchain_kimi._http_replies import (
-    READ_FAILURES,
     ReadFailure,
     error_after_response,
     failure_before_response,
@@ -44,10 +50,7 @@ from langchain_kimi._http_replies import (
 )
 from langchain_kimi._reading import aiter_events, aread_body, iter_events, read_body
 from langchain_kimi._retry import Failure, RetryPlan
-from langchain_kimi._sse import Event
 from langchain_kimi._version import __version__
-
-logger = logging.getLogger("langchain_kimi")
 
 
 @dataclass(frozen=True)
@@ -90,146 +93,10 @@ def _url(base: str, path: str) -> httpx.URL:
     return httpx.URL(base + path)
 
 
-@functools.lru_cache(maxsize=16)
-def _host(base_url: str) -> str:
-    # Parsing a URL costs ~60 µs; there are only one or two bases per model.
-    return httpx.URL(base_url).host
-
-
-def _wanted(sse: Event) -> bool:
-    # Unnamed events are named "message"; an unnamed event without data is a keepalive,
-    # not a protocol event.
-    return bool(sse.data) or sse.event != "message"
-
-
-@dataclass(frozen=True)
-class _Opened:
-    """A 200 event stream whose first event has arrived (or that ended without one).
-
-    Streams are retried until that first event: a connection lost between the response headers
-    and the first event is retried like one lost before the headers.
-    """
-
-    response: httpx.Response
-    events: Any  # the `_reading` event iterator (sync or async)
-    first: Event | None
-
-
-def _first_wanted(events: Iterator[Event]) -> Event | None:
-    for sse in events:
-        if _wanted(sse):
-            return sse
-    return None
-
-
-async def _afirst_wanted(events: AsyncIterator[Event]) -> Event | None:
-    async for sse in events:
-        if _wanted(sse):
-            return sse
-    return None
-
-
-def _settle(permit: Permit, outcome: JsonReply | _Opened | Failure) -> None:
+def _settle(permit: Permit, outcome: JsonReply | Opened | Failure) -> None:
     """Tell the pool how an attempt went; an open stream keeps its slot until it is closed."""
     failure = outcome if isinstance(outcome, Failure) else None
-    permit.done(outcome_of(failure), keep=isinstance(outcome, _Opened))
-
-
-class _OpenStream:
-    def __init__(self, opened: _Opened, base_url: str, *, secret: str) -> None:
-        self._response = opened.response
-        self._events = opened.events
-        self._first = opened.first
-        self.base_url = base_url
-        self.request_id = header_request_id(opened.response.headers)
-        self._secret = secret
-
-    def _cut(self, exc: ReadFailure) -> KimiError:
-        """The typed error for a stream whose reading failed after its first event."""
-        return error_after_response(exc, _host(self.base_url), secret=self._secret, streaming=True)
-
-
-class EventStream(_OpenStream):
-    """(event name, data) pairs of one open SSE response. Iterate once; nothing is retried."""
-
-    def __iter__(self) -> Iterator[tuple[str, str]]:
-        if self._first is None:
-            return
-        yield self._first.event, self._first.data
-        events = self._events
-        while True:
-            error: KimiError | None = None
-            try:
-                sse = next(events)
-            except StopIteration:
-                return
-            except READ_FAILURES as exc:
-                error = self._cut(exc)
-            if error is not None:
-                # Raised outside the except block: httpx errors hold the request (and its headers).
-                raise error
-            if _wanted(sse):
-                yield sse.event, sse.data
-
-    def drain_in_background(self) -> None:
-        """After the end event: read what is left of the body (usually just the chunked-encoding
-        terminator) on a daemon thread, then close it, so the connection goes back to the pool.
-
-        A sync read cannot be bounded below the read timeout, so the caller never waits for this;
-        the thread itself is bounded by the event deadline (a silent or trickling server) and by
-        `_DRAIN_EVENTS` (a server that keeps sending)."""
-        threading.Thread(target=self._drain, name="langchain-kimi-drain", daemon=True).start()
-
-    def _drain(self) -> None:
-        try:
-            for _ in itertools.islice(self._events, _DRAIN_EVENTS):
-                pass
-        except Exception as exc:  # nobody is left to tell: the answer was already complete
-            logger.debug("ignored after the end of a stream: %s", type(exc).__name__)
-        finally:
-            self._response.close()
-
-
-class AsyncEventStream(_OpenStream):
-    """Async twin of `EventStream`."""
-
-    async def __aiter__(self) -> AsyncIterator[tuple[str, str]]:
-        events = self._events
-        try:
-            if self._first is None:
-                return
-            yield self._first.event, self._first.data
-            while True:
-                error: KimiError | None = None
-                try:
-                    sse = await anext(events)
-                except StopAsyncIteration:
-                    return
-                except READ_FAILURES as exc:
-                    error = self._cut(exc)
-                if error is not None:
-                    raise error
-                if _wanted(sse):
-                    yield sse.event, sse.data
-        finally:
-            await events.aclose()
-
-    async def drain(self) -> None:
-        """Read what is left of the body (after the end event, usually just the chunked-encoding
-        terminator) for at most `_DRAIN_SECONDS`, so the connection can go back to the pool.
-        What it holds, a late failure, or silence are ignored: the answer is complete."""
-        try:
-            async with asyncio.timeout(_DRAIN_SECONDS):
-                async for _ in self._events:
-                    pass
-        except (TimeoutError, *READ_FAILURES):
-            pass
-
-
-_DRAIN_SECONDS = 0.05
-"""How long an async stream reads on after its end event (inline: an async read can be bounded)."""
-_DRAIN_EVENTS = 16
-"""How many stray events a sync stream's background drain reads before giving the connection up."""
+    permit.done(outcome_of(failure), keep=isinstance(outcome, Opened))
 
 
 class Transport:
@@ -358,7 +225,7 @@ class Transport:
         return request
 
     def _unreadable(self, exc: httpx.DecodingError, base: str, *, stream: bool = True) -> KimiError:
-        return error_after_response(exc, _host(base), secret=self._secret, streaming=stream)
+        return error_after_response(exc, host(base), secret=self._secret, streaming=stream)
 
     def _attempt_done(
         self,
@@ -374,7 +241,7 @@ class Transport:
             response.headers,
             text,
             read_error,
-            _host(base),
+            host(base),
             stream=stream,
             secret=self._secret,
         )
@@ -386,12 +253,12 @@ class Transport:
 
     def _attempt(
         self, client: httpx.Client, base: str, path: str, content: bytes, *, stream: bool
-    ) -> JsonReply | _Opened | Failure:
+    ) -> JsonReply | Opened | Failure:
         request = self._request(client, base, path, content, stream=stream)
         try:
             response = client.send(request, stream=True)
         except httpx.TransportError as exc:
-            return failure_before_response(exc, _host(base), secret=self._secret)
+            return failure_before_response(exc, host(base), secret=self._secret)
         except httpx.DecodingError as exc:
             return Failure(
                 self._unreadable(exc, base, stream=stream), retryable=False, fallback=False
@@ -399,9 +266,9 @@ class Transport:
         if stream and is_open_stream(response.status_code, response.headers):
             events = iter_events(response, self._config.timeout.read)
             try:
-                return _Opened(response, events, _first_wanted(events))
+                return Opened(response, events, first_wanted(events))
             except httpx.TransportError as exc:
-                failure = failure_before_response(exc, _host(base), secret=self._secret)
+                failure = failure_before_response(exc, host(base), secret=self._secret)
             except httpx.DecodingError as exc:
                 failure = Failure(self._unreadable(exc, base), retryable=False, fallback=False)
             except BaseException:  # interrupted while waiting for the first event
@@ -417,7 +284,7 @@ class Transport:
 
     def _run(
         self, path: str, body: dict[str, Any], *, stream: bool
-    ) -> tuple[JsonReply | _Opened, str, Permit]:
+    ) -> tuple[JsonReply | Opened, str, Permit]:
         """The reply (or open stream), its base URL, and its pool permit (held by a stream)."""
         content = encode_body(body)
         client = self._sync_client()
@@ -453,7 +320,7 @@ class Transport:
     @contextmanager
     def _stream_events(self, path: str, body: dict[str, Any]) -> Iterator[EventStream]:
         opened, base, permit = self._run(path, body, stream=True)
-        assert isinstance(opened, _Opened)
+        assert isinstance(opened, Opened)
         events = EventStream(opened, base, secret=self._secret)
         try:
             yield events
@@ -468,12 +335,12 @@ class Transport:
 
     async def _aattempt(
         self, client: httpx.AsyncClient, base: str, path: str, content: bytes, *, stream: bool
-    ) -> JsonReply | _Opened | Failure:
+    ) -> JsonReply | Opened | Failure:
         request = self._request(client, base, path, content, stream=stream)
         try:
             response = await client.send(request, stream=True)
         except httpx.TransportError as exc:
-            return failure_before_response(exc, _host(base), secret=self._secret)
+            return failure_before_response(exc, host(base), secret=self._secret)
         except httpx.DecodingError as exc:
             return Failure(
                 self._unreadable(exc, base, stream=stream), retryable=False, fallback=False
@@ -481,9 +348,9 @@ class Transport:
         if stream and is_open_stream(response.status_code, response.headers):
             events = aiter_events(response, self._config.timeout.read)
             try:
-                return _Opened(response, events, await _afirst_wanted(events))
+                return Opened(response, events, await afirst_wanted(events))
             except httpx.TransportError as exc:
-                failure = failure_before_response(exc, _host(base), secret=self._secret)
+                failure = failure_before_response(exc, host(base), secret=self._secret)
             except httpx.DecodingError as exc:
                 failure = Failure(self._unreadable(exc, base), retryable=False, fallback=False)
             except BaseException:  # cancelled while waiting for the first event
@@ -499,7 +366,7 @@ class Transport:
 
     async def _arun(
         self, path: str, body: dict[str, Any], *, stream: bool
-    ) -> tuple[JsonReply | _Opened, str, Permit]:
+    ) -> tuple[JsonReply | Opened, str, Permit]:
         """The reply (or open stream), its base URL, and its pool permit (held by a stream)."""
         content = encode_body(body)
         client = await self._async_client()
@@ -539,7 +406,7 @@ class Transport:
         self, path: str, body: dict[str, Any]
     ) -> AsyncIterator[AsyncEventStream]:
         opened, base, permit = await self._arun(path, body, stream=True)
-        assert isinstance(opened, _Opened)
+        assert isinstance(opened, Opened)
         events = AsyncEventStream(opened, base, secret=self._secret)
         try:
             yield events
