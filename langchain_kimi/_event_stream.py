@@ -88,20 +88,16 @@ class EventStream(_OpenStream):
         if self._first is None:
             return
         yield self._first.event, self._first.data
-        events = self._events
-        while True:
-            error: KimiError | None = None
-            try:
-                sse = next(events)
-            except StopIteration:
-                return
-            except READ_FAILURES as exc:
-                error = self._cut(exc)
-            if error is not None:
-                # Raised outside the except block: httpx errors hold the request (and its headers).
-                raise error
-            if _wanted(sse):
-                yield sse.event, sse.data
+        try:
+            for sse in self._events:
+                if _wanted(sse):
+                    yield sse.event, sse.data
+        except READ_FAILURES as exc:
+            error = self._cut(exc)
+        else:
+            return
+        # Raised outside the except block: httpx errors hold the request (and its headers).
+        raise error
 
     def drain_in_background(self) -> None:
         """After the end event: read what is left of the body (usually just the chunked-encoding
@@ -126,25 +122,21 @@ class AsyncEventStream(_OpenStream):
     """Async twin of `EventStream`."""
 
     async def __aiter__(self) -> AsyncIterator[tuple[str, str]]:
-        events = self._events
         try:
             if self._first is None:
                 return
             yield self._first.event, self._first.data
-            while True:
-                error: KimiError | None = None
-                try:
-                    sse = await anext(events)
-                except StopAsyncIteration:
-                    return
-                except READ_FAILURES as exc:
-                    error = self._cut(exc)
-                if error is not None:
-                    raise error
-                if _wanted(sse):
-                    yield sse.event, sse.data
+            try:
+                async for sse in self._events:
+                    if _wanted(sse):
+                        yield sse.event, sse.data
+            except READ_FAILURES as exc:
+                error = self._cut(exc)
+            else:
+                return
+            raise error  # outside the except block, as in the sync twin
         finally:
-            await events.aclose()
+            await self._events.aclose()
 
     async def drain(self) -> None:
         """Read what is left of the body (after the end event, usually just the chunked-encoding
