@@ -26,8 +26,8 @@ from pydantic.fields import FieldInfo
 
 import langchain_kimi
 from langchain_kimi import ChatKimi
-from langchain_kimi._options import FunctionToolSpec, RequestOptions, ToolChoice
-from langchain_kimi._profiles import Capabilities, all_rows
+from langchain_kimi._request.options import FunctionToolSpec, RequestOptions, ToolChoice
+from langchain_kimi._request.profiles import Capabilities, all_rows
 from langchain_kimi.protocols import adapter as _adapter
 
 _YES, _NO = "yes", "—"

@@ -1,6 +1,5 @@
 """LangChain integration for the Kimi models on the EvoLink gateway."""
 
-from langchain_kimi._content_blocks import register as _register_block_translator
 from langchain_kimi._contract import FOREIGN_TURN_REASONING
 from langchain_kimi._errors import (
     KimiAPIError,
@@ -16,6 +15,7 @@ from langchain_kimi._errors import (
     KimiStreamError,
     KimiTimeoutError,
 )
+from langchain_kimi._langchain.content_blocks import register as _register_block_translator
 from langchain_kimi._version import __version__
 from langchain_kimi.chat_models import ChatKimi
 

@@ -30,19 +30,19 @@ from pydantic import (
     model_validator,
 )
 
-from langchain_kimi._arguments import accepted_names, public_fields, refuse_unknown
+from langchain_kimi._call.plans import InvokePlan, StreamPlan, token_text
 from langchain_kimi._contract import PROVIDER
-from langchain_kimi._http_config import (
+from langchain_kimi._http.config import (
     check_default_headers,
     check_max_retries,
     normalize_base_url,
 )
-from langchain_kimi._profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
-from langchain_kimi._resolve import ModelDefaults, resolve_options
-from langchain_kimi._rounds import InvokePlan, StreamPlan, token_text
-from langchain_kimi._token_estimate import estimate_message_tokens, estimate_text_tokens
-from langchain_kimi._tools import ToolLike, spec_to_bindable, to_tool_specs
-from langchain_kimi._transport import Transport, TransportConfig
+from langchain_kimi._http.transport import Transport, TransportConfig
+from langchain_kimi._langchain.arguments import accepted_names, public_fields, refuse_unknown
+from langchain_kimi._langchain.token_estimate import estimate_message_tokens, estimate_text_tokens
+from langchain_kimi._request.profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
+from langchain_kimi._request.resolve import ModelDefaults, resolve_options
+from langchain_kimi._request.tools import ToolLike, spec_to_bindable, to_tool_specs
 from langchain_kimi.protocols import ProtocolAdapter, adapter
 
 DEFAULT_BASE_URL = "https://direct.evolink.ai"
@@ -551,7 +551,7 @@ class ChatKimi(BaseChatModel):
         a schema on Chat Completions only). `include_raw=True` returns
         `{"raw", "parsed", "parsing_error"}`. The docs' structured-output page has the table."""
         # Imported on first use: its output parsers cost a fifth of this package's import time.
-        from langchain_kimi import _structured
+        from langchain_kimi._langchain import structured as _structured
 
         return _structured.build(
             self, schema, method=method, include_raw=include_raw, strict=strict, **kwargs

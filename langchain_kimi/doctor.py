@@ -23,8 +23,8 @@ from typing import Any, cast
 import httpx
 
 from langchain_kimi._errors import KimiError
-from langchain_kimi._http_config import normalize_base_url
-from langchain_kimi._profiles import PROTOCOLS, Protocol, capabilities
+from langchain_kimi._http.config import normalize_base_url
+from langchain_kimi._request.profiles import PROTOCOLS, Protocol, capabilities
 from langchain_kimi.chat_models import DEFAULT_BASE_URL, DOCUMENTED_FALLBACK_URL, ChatKimi
 
 MODELS = ("kimi-k3.1-pro", "kimi-k3.1-pro-highspeed", "kimi-k3")

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from langchain_kimi._transport import Transport, TransportConfig
+from langchain_kimi._http.transport import Transport, TransportConfig
 
 Step = httpx.Response | Exception
 

@@ -1,6 +1,6 @@
 """A tiny text/event-stream parser for tests: feeds bytes in pieces, like network reads.
 
-The real parsing is `langchain_kimi._sse`'s (in the transport); decoders receive (event, data)
+The real parsing is `langchain_kimi._http.sse`'s (in the transport); decoders receive (event, data)
 pairs. Tests use this to replay recorded or authored SSE bodies split at arbitrary byte
 boundaries. Lines are decoded only when complete, so a cut inside a multi-byte character is
 harmless.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from langchain_core.language_models import BaseChatModel
 
 from langchain_kimi import ChatKimi
-from langchain_kimi._profiles import Capabilities, Protocol, capabilities
+from langchain_kimi._request.profiles import Capabilities, Protocol, capabilities
 
 
 class KimiStandardFlags:

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages import content as types
 
-from langchain_kimi._options import RequestOptions
+from langchain_kimi._request.options import RequestOptions
 
 _PACKAGES = {"anthropic": "anthropic_messages", "openai": "openai_chat"}
 

@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from pydantic import BaseModel
 
 from langchain_kimi import ChatKimi
-from langchain_kimi._profiles import capabilities
+from langchain_kimi._request.profiles import capabilities
 from langchain_kimi.doctor import cheapest_effort
 from tests.authoring._shared import CACHE_CONTEXT, CACHE_WRITE_PROMPT, PNG_1X1
 from tests.live.conftest import models, protocols, search_enabled

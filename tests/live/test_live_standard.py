@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from langchain_kimi._profiles import capabilities
+from langchain_kimi._request.profiles import capabilities
 from tests.integration_tests.test_standard import _KimiIntegrationTests
 from tests.live.conftest import models, protocols
 

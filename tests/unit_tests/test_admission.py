@@ -17,11 +17,11 @@ import pytest
 from pydantic import SecretStr
 
 from langchain_kimi import ChatKimi
-from langchain_kimi._admission import Admission, Permit
-from langchain_kimi._aimd import DECREASE, AdaptiveWindow
 from langchain_kimi._errors import KimiQuotaExceededError, KimiRateLimitError, KimiTimeoutError
-from langchain_kimi._pacing import WINDOW, Pacer
-from langchain_kimi._transport import Transport, TransportConfig
+from langchain_kimi._http.pool.adaptive_window import DECREASE, AdaptiveWindow
+from langchain_kimi._http.pool.admission import Admission, Permit
+from langchain_kimi._http.pool.pacer import WINDOW, Pacer
+from langchain_kimi._http.transport import Transport, TransportConfig
 from tests.fake_transport import Script, scripted_transport
 from tests.unit_tests.test_transport_retries import OK, mode, ok, post  # noqa: F401
 

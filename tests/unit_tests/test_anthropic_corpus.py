@@ -12,8 +12,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_kimi._contract import FOREIGN_TURN_REASONING
-from langchain_kimi._options import RequestOptions
-from langchain_kimi._profiles import capabilities
+from langchain_kimi._request.options import RequestOptions
+from langchain_kimi._request.profiles import capabilities
 from langchain_kimi.protocols.anthropic_messages import build_request, parse_response
 from tests.unit_tests.test_anthropic_stream import (
     aggregate,

@@ -17,14 +17,14 @@ from langchain_core.messages import (
 )
 
 from langchain_kimi._contract import FOREIGN_TURN_REASONING
-from langchain_kimi._options import (
+from langchain_kimi._request.options import (
     FunctionToolSpec,
     OutputFormat,
     RequestOptions,
     ToolChoice,
     WebSearchToolSpec,
 )
-from langchain_kimi._profiles import capabilities
+from langchain_kimi._request.profiles import capabilities
 from langchain_kimi.protocols.anthropic_messages import ADAPTER, build_request, parse_response
 from tests.schema_validation import validate_request
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk
 
+from langchain_kimi._call.plans import StreamPlan
 from langchain_kimi._errors import KimiRateLimitError, KimiStreamError
-from langchain_kimi._options import RequestOptions
-from langchain_kimi._profiles import capabilities
-from langchain_kimi._rounds import StreamPlan
+from langchain_kimi._request.options import RequestOptions
+from langchain_kimi._request.profiles import capabilities
 from langchain_kimi.protocols.anthropic_messages import ADAPTER, StreamDecoder, parse_response
 from tests.schema_validation import validate_response
 from tests.sse_text import parse_sse, split_at

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from langchain_kimi._options import RequestOptions
-from langchain_kimi._profiles import K3, K31_PRO, Protocol
-from langchain_kimi._resolve import ModelDefaults, resolve_options
+from langchain_kimi._request.options import RequestOptions
+from langchain_kimi._request.profiles import K3, K31_PRO, Protocol
+from langchain_kimi._request.resolve import ModelDefaults, resolve_options
 from langchain_kimi.protocols import adapter
 
 BOTH: tuple[Protocol, ...] = ("openai", "anthropic")

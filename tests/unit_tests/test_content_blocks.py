@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages.block_translators import get_translator
 
-from langchain_kimi import _content_blocks
+from langchain_kimi._langchain import content_blocks as _content_blocks
 
 SIG = "EqQBCkYIBxgCKkBsignature" * 4
 

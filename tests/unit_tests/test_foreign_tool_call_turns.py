@@ -16,8 +16,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from langchain_kimi._contract import FOREIGN_TURN_REASONING
-from langchain_kimi._options import RequestOptions
-from langchain_kimi._profiles import K3, K31_PRO, capabilities
+from langchain_kimi._request.options import RequestOptions
+from langchain_kimi._request.profiles import K3, K31_PRO, capabilities
 from langchain_kimi.protocols import anthropic_messages, openai_chat
 from tests.schema_validation import validate_request
 

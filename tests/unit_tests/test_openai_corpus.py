@@ -10,8 +10,8 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langchain_kimi._contract import FOREIGN_TURN_REASONING
-from langchain_kimi._options import RequestOptions
-from langchain_kimi._profiles import K3, K31_PRO, capabilities
+from langchain_kimi._request.options import RequestOptions
+from langchain_kimi._request.profiles import K3, K31_PRO, capabilities
 from langchain_kimi.protocols.openai_chat import build_request, parse_response
 from tests.schema_validation import validate_request, validate_response
 from tests.unit_tests.test_openai_stream import (

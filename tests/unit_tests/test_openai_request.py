@@ -17,14 +17,14 @@ from langchain_core.messages import (
 )
 
 from langchain_kimi._contract import FOREIGN_TURN_REASONING
-from langchain_kimi._options import (
+from langchain_kimi._request.options import (
     FunctionToolSpec,
     OutputFormat,
     RequestOptions,
     ToolChoice,
     WebSearchToolSpec,
 )
-from langchain_kimi._profiles import K3, K31_PRO, K31_PRO_HIGHSPEED, capabilities
+from langchain_kimi._request.profiles import K3, K31_PRO, K31_PRO_HIGHSPEED, capabilities
 from langchain_kimi.protocols.openai_chat import ADAPTER, build_request
 from tests.schema_validation import validate_request
 

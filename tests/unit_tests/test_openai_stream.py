@@ -1,7 +1,7 @@
 """StreamDecoder for Chat Completions SSE: aggregation equals parse_response, usage once, errors.
 
 `sse_events` is a deliberately tiny SSE parser for tests (the transport uses
-`langchain_kimi._sse`); the corpus and web-search tests import it from here.
+`langchain_kimi._http.sse`); the corpus and web-search tests import it from here.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk
 
+from langchain_kimi._call.plans import StreamPlan
 from langchain_kimi._errors import (
     KimiInvalidRequestError,
     KimiRateLimitError,
     KimiStreamError,
 )
-from langchain_kimi._options import RequestOptions
-from langchain_kimi._profiles import capabilities
-from langchain_kimi._rounds import StreamPlan
+from langchain_kimi._request.options import RequestOptions
+from langchain_kimi._request.profiles import capabilities
 from langchain_kimi.protocols.openai_chat import ADAPTER
 from langchain_kimi.protocols.openai_chat.response import parse_response
 from langchain_kimi.protocols.openai_chat.stream import StreamDecoder

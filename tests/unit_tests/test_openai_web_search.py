@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 
-from langchain_kimi._options import RequestOptions, WebSearchToolSpec
-from langchain_kimi._profiles import K3, K31_PRO, capabilities
+from langchain_kimi._request.options import RequestOptions, WebSearchToolSpec
+from langchain_kimi._request.profiles import K3, K31_PRO, capabilities
 from langchain_kimi.protocols.openai_chat import build_request, parse_response
 from langchain_kimi.protocols.openai_chat import web_search as ws
 from langchain_kimi.protocols.openai_chat.response import raw_assistant_message, usage_from_openai

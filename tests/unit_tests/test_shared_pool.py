@@ -10,7 +10,8 @@ import warnings
 
 import pytest
 
-from langchain_kimi import ChatKimi, _pool
+from langchain_kimi import ChatKimi
+from langchain_kimi._http.pool import shared as _pool
 from tests.unit_tests.test_model_lifecycle import SECRET, base_url  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from langchain_kimi._profiles import K3, K31_PRO, capabilities
+from langchain_kimi._request.profiles import K3, K31_PRO, capabilities
 from tests.unit_tests.test_tools import Wire
 
 PNG = "iVBORw0KGgo="

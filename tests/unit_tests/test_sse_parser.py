@@ -1,10 +1,10 @@
-"""The byte-level event-stream parser (`langchain_kimi._sse`), read by read."""
+"""The byte-level event-stream parser (`langchain_kimi._http.sse`), read by read."""
 
 from __future__ import annotations
 
 import pytest
 
-from langchain_kimi._sse import Event, EventParser
+from langchain_kimi._http.sse import Event, EventParser
 
 
 def _parse(*reads: bytes) -> list[Event]:

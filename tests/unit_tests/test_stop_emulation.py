@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from langchain_kimi._stop import StopStreamFilter, truncate_at_stop
+from langchain_kimi._call.stop import StopStreamFilter, truncate_at_stop
 
 
 @pytest.mark.parametrize(

@@ -20,14 +20,14 @@ from pydantic import v1 as pydantic_v1
 from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
 from langchain_kimi import ChatKimi
-from langchain_kimi._profiles import all_rows
-from langchain_kimi._structured import (
+from langchain_kimi._langchain.structured import (
     KimiJsonAnswerParser,
     drop_optional_nulls,
     effective_method,
     make_strict,
     schema_parts,
 )
+from langchain_kimi._request.profiles import all_rows
 from tests.fake_gateway import FakeGateway
 from tests.schema_validation import validate_request
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from langchain_kimi import ChatKimi
-from langchain_kimi._token_estimate import PER_MESSAGE_OVERHEAD, estimate_text_tokens
+from langchain_kimi._langchain.token_estimate import PER_MESSAGE_OVERHEAD, estimate_text_tokens
 
 MODEL = ChatKimi(api_key="placeholder")
 

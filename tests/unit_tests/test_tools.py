@@ -18,9 +18,9 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from langchain_kimi import _resolve
-from langchain_kimi._options import ToolChoice
-from langchain_kimi._tools import resolve_tool_choice, to_tool_specs
+from langchain_kimi._request import resolve as _resolve
+from langchain_kimi._request.options import ToolChoice
+from langchain_kimi._request.tools import resolve_tool_choice, to_tool_specs
 from tests.fake_gateway import FakeGateway, minimal_reply
 from tests.schema_validation import validate_request, validate_response
 

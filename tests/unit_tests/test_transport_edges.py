@@ -12,7 +12,7 @@ import pytest
 from pydantic import SecretStr
 
 from langchain_kimi._errors import KimiAPIError, KimiStreamError
-from langchain_kimi._transport import Transport, TransportConfig
+from langchain_kimi._http.transport import Transport, TransportConfig
 
 KEY = "sk-test-SECRET-edge-0001"
 PATH = "/v1/messages"

@@ -22,7 +22,7 @@ from langchain_kimi._errors import (
     KimiStreamError,
     KimiTimeoutError,
 )
-from langchain_kimi._transport import Transport, TransportConfig
+from langchain_kimi._http.transport import Transport, TransportConfig
 from tests.fake_transport import Script, scripted_transport
 
 KEY = "sk-test-SECRET-e41b77"

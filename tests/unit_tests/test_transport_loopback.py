@@ -21,7 +21,7 @@ import pytest
 from pydantic import SecretStr
 
 from langchain_kimi._errors import KimiConnectionError, KimiError, KimiStreamError, KimiTimeoutError
-from langchain_kimi._transport import JsonReply, Transport, TransportConfig
+from langchain_kimi._http.transport import JsonReply, Transport, TransportConfig
 from tests.loopback import LoopbackServer, QuietHandler, running
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]

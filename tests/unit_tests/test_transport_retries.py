@@ -13,7 +13,6 @@ from typing import Any
 import httpx
 import pytest
 
-from langchain_kimi import _transport
 from langchain_kimi._errors import (
     KimiAPIError,
     KimiAuthenticationError,
@@ -25,8 +24,9 @@ from langchain_kimi._errors import (
     KimiRateLimitError,
     KimiTimeoutError,
 )
-from langchain_kimi._retry import backoff_delay, retry_after_seconds
-from langchain_kimi._transport import JsonReply, Transport
+from langchain_kimi._http import transport as _transport
+from langchain_kimi._http.retry import backoff_delay, retry_after_seconds
+from langchain_kimi._http.transport import JsonReply, Transport
 from langchain_kimi._version import __version__
 from tests.fake_transport import Script, scripted_transport
 

@@ -18,7 +18,7 @@ from langchain_kimi._errors import (
     KimiStreamError,
     KimiTimeoutError,
 )
-from langchain_kimi._transport import Transport
+from langchain_kimi._http.transport import Transport
 from tests.fake_transport import Script, scripted_transport
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"

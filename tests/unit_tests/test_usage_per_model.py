@@ -20,7 +20,7 @@ import pytest
 from langchain_core.messages import AIMessageChunk
 
 from langchain_kimi import ChatKimi
-from langchain_kimi._profiles import K3, K31_PRO
+from langchain_kimi._request.profiles import K3, K31_PRO
 from langchain_kimi.protocols.anthropic_messages import parse_response as parse_messages
 from langchain_kimi.protocols.anthropic_messages.stream import StreamDecoder as MessagesDecoder
 from langchain_kimi.protocols.openai_chat import parse_response as parse_chat

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from langchain_kimi._options import RequestOptions
+from langchain_kimi._request.options import RequestOptions
 from langchain_kimi.protocols import CallRounds, ProtocolAdapter, SingleRound
 from langchain_kimi.protocols.anthropic_messages import content_blocks
 from langchain_kimi.protocols.anthropic_messages.request import build_request

@@ -22,7 +22,7 @@ from langchain_kimi._contract import (
     content_text,
     raw_unchanged,
 )
-from langchain_kimi._profiles import Capabilities
+from langchain_kimi._request.profiles import Capabilities
 
 Block = dict[str, Any]
 

@@ -15,13 +15,6 @@ from typing import Any
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages import content as types
 
-from langchain_kimi._content_blocks import (
-    REASONING_INDEX,
-    calls_blocks,
-    text_block,
-    tool_call_block,
-    with_index,
-)
 from langchain_kimi._contract import (
     ANTHROPIC_BLOCKS,
     THINKING_BLOCKS,
@@ -29,6 +22,13 @@ from langchain_kimi._contract import (
     dicts,
     raw_unchanged,
     reasoning_text,
+)
+from langchain_kimi._langchain.content_blocks import (
+    REASONING_INDEX,
+    calls_blocks,
+    text_block,
+    tool_call_block,
+    with_index,
 )
 from langchain_kimi.protocols.anthropic_messages.content import THINKING_TYPES, thinking_text
 

@@ -19,13 +19,13 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from langchain_kimi._options import (
+from langchain_kimi._request.options import (
     FunctionToolSpec,
     RequestOptions,
     ToolChoice,
     WebSearchToolSpec,
 )
-from langchain_kimi._profiles import Capabilities
+from langchain_kimi._request.profiles import Capabilities
 from langchain_kimi.protocols.anthropic_messages.content import (
     Block,
     assistant_replay,

@@ -17,7 +17,7 @@ from langchain_kimi._contract import (
     THINKING_BLOCKS,
     content_text,
 )
-from langchain_kimi._profiles import cache_writes_billed_as_input
+from langchain_kimi._request.profiles import cache_writes_billed_as_input
 from langchain_kimi.protocols.anthropic_messages.content import THINKING_TYPES, thinking_text
 
 _FINISH_REASONS = {

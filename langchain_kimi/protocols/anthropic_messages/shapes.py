@@ -1,11 +1,11 @@
 """The documented shapes of Messages replies and stream events, for naming the field of a reply
-the parser could not read (see `langchain_kimi._shape`)."""
+the parser could not read (see `langchain_kimi.protocols.reply_shape`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from langchain_kimi._shape import mismatch
+from langchain_kimi.protocols.reply_shape import mismatch
 
 _USAGE = {
     "input_tokens": int,

@@ -16,13 +16,13 @@ from langchain_core.messages.tool import tool_call_chunk
 
 from langchain_kimi._contract import ANTHROPIC_BLOCKS, PROVIDER, REASONING, THINKING_BLOCKS
 from langchain_kimi._errors import KimiStreamError
-from langchain_kimi.protocols._decoder import JsonEventDecoder
 from langchain_kimi.protocols.anthropic_messages.content import THINKING_TYPES
 from langchain_kimi.protocols.anthropic_messages.response import (
     finish_metadata,
     message_metadata,
     usage_from_anthropic,
 )
+from langchain_kimi.protocols.json_events import JsonEventDecoder
 
 logger = logging.getLogger("langchain_kimi")
 

@@ -20,7 +20,7 @@ from langchain_kimi._contract import (
     THINKING_BLOCKS,
     content_text,
 )
-from langchain_kimi._profiles import Capabilities
+from langchain_kimi._request.profiles import Capabilities
 from langchain_kimi.protocols.openai_chat.builtin import is_builtin
 
 

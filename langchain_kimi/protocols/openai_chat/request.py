@@ -20,8 +20,8 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from langchain_kimi._options import RequestOptions, WebSearchToolSpec
-from langchain_kimi._profiles import Capabilities
+from langchain_kimi._request.options import RequestOptions, WebSearchToolSpec
+from langchain_kimi._request.profiles import Capabilities
 from langchain_kimi.protocols.openai_chat.builtin import builtin_answers, is_builtin
 from langchain_kimi.protocols.openai_chat.content import (
     assistant_replay,

@@ -11,7 +11,7 @@ from langchain_core.messages.tool import invalid_tool_call, tool_call
 
 from langchain_kimi._contract import PROVIDER, RAW_TOOL_CALLS, REASONING, TOKEN_USAGE
 from langchain_kimi._errors import KimiAPIError
-from langchain_kimi._profiles import cache_writes_billed_as_input
+from langchain_kimi._request.profiles import cache_writes_billed_as_input
 
 PROTOCOL = "openai"
 

@@ -1,11 +1,11 @@
 """The documented shapes of Chat Completions replies and stream chunks, for naming the field
-of a reply the parser could not read (see `langchain_kimi._shape`)."""
+of a reply the parser could not read (see `langchain_kimi.protocols.reply_shape`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from langchain_kimi._shape import mismatch
+from langchain_kimi.protocols.reply_shape import mismatch
 
 _USAGE = {
     "prompt_tokens": int,

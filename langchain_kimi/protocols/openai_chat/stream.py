@@ -16,7 +16,7 @@ from langchain_core.messages.tool import ToolCallChunk
 
 from langchain_kimi._contract import PROVIDER, RAW_TOOL_CALLS, REASONING, TOKEN_USAGE
 from langchain_kimi._errors import KimiStreamError
-from langchain_kimi.protocols._decoder import JsonEventDecoder
+from langchain_kimi.protocols.json_events import JsonEventDecoder
 from langchain_kimi.protocols.openai_chat.builtin import BUILTIN, is_builtin_round
 from langchain_kimi.protocols.openai_chat.response import (
     finish_metadata,

@@ -18,7 +18,7 @@ from langchain_core.utils._merge import merge_dicts
 
 from langchain_kimi._contract import BUILTIN_ROUNDS, REASONING, TOKEN_USAGE, WEB_SEARCH_LIMIT
 from langchain_kimi._errors import KimiAPIError
-from langchain_kimi._options import RequestOptions, WebSearchToolSpec
+from langchain_kimi._request.options import RequestOptions, WebSearchToolSpec
 from langchain_kimi.protocols import CallRounds, FollowUp, SingleRound
 from langchain_kimi.protocols.openai_chat.builtin import builtin_answers, is_builtin
 from langchain_kimi.protocols.openai_chat.builtin import is_builtin_round as _all_builtin

@@ -13,15 +13,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from langchain_kimi._options import OutputFormat, RequestOptions, ToolSpec, WebSearchToolSpec
-from langchain_kimi._profiles import (
+from langchain_kimi._request.options import (
+    OutputFormat,
+    RequestOptions,
+    ToolSpec,
+    WebSearchToolSpec,
+)
+from langchain_kimi._request.profiles import (
     CACHE_TTLS,
     Capabilities,
     Protocol,
     capabilities,
     normalize_effort,
 )
-from langchain_kimi._tools import (
+from langchain_kimi._request.tools import (
     output_format_from_response_format,
     resolve_tool_choice,
     to_tool_specs,

@@ -33,9 +33,9 @@ from langchain_core.utils.pydantic import is_basemodel_subclass
 from pydantic import TypeAdapter, ValidationError
 from typing_extensions import is_typeddict
 
-from langchain_kimi._profiles import capabilities
-from langchain_kimi._strict_schema import drop_optional_nulls, make_strict
-from langchain_kimi._tools import schema_name_and_json
+from langchain_kimi._langchain.strict_schema import drop_optional_nulls, make_strict
+from langchain_kimi._request.profiles import capabilities
+from langchain_kimi._request.tools import schema_name_and_json
 
 if TYPE_CHECKING:
     from langchain_core.language_models import LanguageModelInput

@@ -28,9 +28,9 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Literal, Protocol
 
-from langchain_kimi._aimd import AdaptiveWindow
 from langchain_kimi._errors import KimiError, KimiTimeoutError
-from langchain_kimi._pacing import Pacer
+from langchain_kimi._http.pool.adaptive_window import AdaptiveWindow
+from langchain_kimi._http.pool.pacer import Pacer
 
 DEFAULT_COOL_DOWN = 0.5
 """Seconds every call waits after a 429 that carries no `Retry-After`."""

@@ -17,7 +17,7 @@ from langchain_core.messages import content as types
 from langchain_core.messages.block_translators import get_translator, register_translator
 
 from langchain_kimi._contract import ANTHROPIC_BLOCKS, PROVIDER, content_text, reasoning_text
-from langchain_kimi._profiles import PROTOCOLS, Protocol
+from langchain_kimi._request.profiles import PROTOCOLS, Protocol
 
 # Streaming indices. String indices starting with "lc_" are merged by langchain-core when v1
 # chunks are added together, and never collide with the integer indices of tool call chunks

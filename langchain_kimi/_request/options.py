@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from langchain_kimi._profiles import Capabilities
+from langchain_kimi._request.profiles import Capabilities
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,13 @@ from typing import Any
 import httpx
 
 from langchain_kimi._errors import KimiError
-from langchain_kimi._http_replies import (
+from langchain_kimi._http.replies import (
     READ_FAILURES,
     ReadFailure,
     error_after_response,
     header_request_id,
 )
-from langchain_kimi._sse import Event
+from langchain_kimi._http.sse import Event
 
 logger = logging.getLogger("langchain_kimi")
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from langchain_kimi._admission import Admission
+from langchain_kimi._http.pool.admission import Admission
 
 CAPACITY = 200
 """Connections per client, and requests in flight per pool (the FIFO queue holds the rest, so

@@ -16,7 +16,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_json_schema, convert_to_openai_tool
 from pydantic import BaseModel
 
-from langchain_kimi._options import (
+from langchain_kimi._request.options import (
     FunctionToolSpec,
     OutputFormat,
     ToolChoice,

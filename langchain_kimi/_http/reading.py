@@ -21,8 +21,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 
 import httpx
 
-from langchain_kimi._http_replies import READ_FAILURES, ReadFailure
-from langchain_kimi._sse import Event, EventParser
+from langchain_kimi._http.replies import READ_FAILURES, ReadFailure
+from langchain_kimi._http.sse import Event, EventParser
 
 
 class Deadline:

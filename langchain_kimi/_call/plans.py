@@ -16,10 +16,10 @@ from typing import Any
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
+from langchain_kimi._call.stop import StopStreamFilter, truncate_at_stop
 from langchain_kimi._errors import KimiAPIError, KimiError, KimiStreamError
-from langchain_kimi._http_replies import redact
-from langchain_kimi._options import RequestOptions
-from langchain_kimi._stop import StopStreamFilter, truncate_at_stop
+from langchain_kimi._http.replies import redact
+from langchain_kimi._request.options import RequestOptions
 from langchain_kimi.protocols import ProtocolAdapter, StreamDecoder
 
 # What a parser raises on a reply of an unexpected shape (pydantic's ValidationError, raised by

@@ -28,10 +28,9 @@ from typing import Any, NoReturn
 import httpx
 from pydantic import SecretStr
 
-from langchain_kimi import _pool
-from langchain_kimi._admission import AdmittedCall, Permit, outcome_of
 from langchain_kimi._errors import KimiError
-from langchain_kimi._event_stream import (
+from langchain_kimi._http.config import build_headers, encode_body, validate_config
+from langchain_kimi._http.event_stream import (
     AsyncEventStream,
     EventStream,
     Opened,
@@ -39,8 +38,10 @@ from langchain_kimi._event_stream import (
     first_wanted,
     host,
 )
-from langchain_kimi._http_config import build_headers, encode_body, validate_config
-from langchain_kimi._http_replies import (
+from langchain_kimi._http.pool import shared as _pool
+from langchain_kimi._http.pool.admission import AdmittedCall, Permit, outcome_of
+from langchain_kimi._http.reading import aiter_events, aread_body, iter_events, read_body
+from langchain_kimi._http.replies import (
     ReadFailure,
     error_after_response,
     failure_before_response,
@@ -48,8 +49,7 @@ from langchain_kimi._http_replies import (
     is_open_stream,
     settle_reply,
 )
-from langchain_kimi._reading import aiter_events, aread_body, iter_events, read_body
-from langchain_kimi._retry import Failure, RetryPlan
+from langchain_kimi._http.retry import Failure, RetryPlan
 from langchain_kimi._version import __version__
 
 

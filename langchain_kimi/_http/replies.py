@@ -24,7 +24,7 @@ from langchain_kimi._errors import (
     error_from_stream_payload,
     snippet,
 )
-from langchain_kimi._retry import Failure, is_retryable_status, retry_after_seconds
+from langchain_kimi._http.retry import Failure, is_retryable_status, retry_after_seconds
 
 _REQUEST_ID_HEADERS = ("x-request-id", "request-id")
 _REDACTED = "***"

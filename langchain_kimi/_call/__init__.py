@@ -1,0 +1,1 @@
+"""_call: see docs/internals.md."""

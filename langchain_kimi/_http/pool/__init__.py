@@ -1,0 +1,1 @@
+"""_http/pool: see docs/internals.md."""

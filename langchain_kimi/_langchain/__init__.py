@@ -1,0 +1,1 @@
+"""_langchain: see docs/internals.md."""

@@ -1,0 +1,1 @@
+"""_request: see docs/internals.md."""
