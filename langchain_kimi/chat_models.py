@@ -8,6 +8,7 @@ plans each call (shared by the sync and async drivers below).
 from __future__ import annotations
 
 import copy
+import os
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Literal, Self
@@ -51,6 +52,11 @@ DEFAULT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
 """Long reasoning replies at effort `max` can take many minutes; every wait is still bounded."""
 _TRANSPORT_LOCK = threading.Lock()
 """Guards the lazy creation of a model's transport (threads sharing one model share one pool)."""
+os.register_at_fork(  # never held in a forked child (held by the forking thread meanwhile)
+    before=lambda: _TRANSPORT_LOCK.acquire(),
+    after_in_parent=lambda: _TRANSPORT_LOCK.release(),
+    after_in_child=lambda: _TRANSPORT_LOCK.release(),
+)
 
 _UNSET_FALLBACK = "<documented fallback>"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from tests.loopback import LoopbackServer, QuietHandler
@@ -25,6 +26,8 @@ class EchoHandler(QuietHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         self.server.record(self.headers.get("authorization", ""), self.headers.get("host", ""))
+        if self.server.on_request is not None:
+            self.server.on_request(body)
         text = _echo(body)
         if body.get("stream"):
             self._stream(text)
@@ -80,6 +83,8 @@ class EchoServer(LoopbackServer):
     def __init__(self, *, stall_after_done: bool = False) -> None:
         super().__init__(EchoHandler)
         self.stall_after_done = stall_after_done
+        self.on_request: Callable[[dict[str, Any]], None] | None = None
+        """Called with each request body before it is answered (e.g. to hold it)."""
         self.seen: list[tuple[str, str]] = []  # (authorization header, host header)
         self._lock = threading.Lock()
 

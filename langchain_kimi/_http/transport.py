@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import (
@@ -128,8 +127,7 @@ class Transport:
             http_client=http_client,
             http_async_client=http_async_client,
         )
-        self._lease: _pool.Lease | None = None
-        self._lock = threading.Lock()
+        self._pool_use = _pool.PoolUse(self._pool_key)
 
     def __repr__(self) -> str:
         return f"Transport(base_urls={self._bases!r}, max_retries={self._config.max_retries})"
@@ -140,13 +138,7 @@ class Transport:
     # -- clients ---------------------------------------------------------------------------------
 
     def _pool(self) -> _pool.SharedPool:
-        lease = self._lease
-        if lease is None or lease.returned:
-            with self._lock:  # threads sharing one Transport share one lease
-                if self._lease is None or self._lease.returned:
-                    self._lease = _pool.lease(self._pool_key, owner=self)
-                lease = self._lease
-        return lease.pool
+        return self._pool_use.pool()
 
     def _sync_client(self) -> httpx.Client:
         return self._pool().sync_client()
@@ -159,17 +151,11 @@ class Transport:
 
     def close(self) -> None:
         """Return our share of the pool; the last Transport using it closes its clients."""
-        with self._lock:
-            lease, self._lease = self._lease, None
-        if lease is not None:
-            lease.close()
+        self._pool_use.close()
 
     async def aclose(self) -> None:
         """`close`, also closing the current loop's async client when we are the last user."""
-        with self._lock:
-            lease, self._lease = self._lease, None
-        if lease is not None:
-            await lease.aclose()
+        await self._pool_use.aclose()
 
     def __enter__(self) -> Transport:
         return self

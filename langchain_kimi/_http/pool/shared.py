@@ -7,16 +7,22 @@ httpx clients: a model created per request reuses warm connections, costs no new
 leaves no unclosed client behind to raise `ResourceWarning` when it is garbage collected. Sharing
 the pool also shares what the gateway said about its rate limit, which is per key.
 
-Each Transport holds a `Lease`. Closing a Transport returns its lease; the pool's clients are
-closed only when the last lease is returned by an explicit close, so closing one model never breaks
-another that shares its pool. A lease dropped by garbage collection is returned without closing
-anything: the pool stays registered, warm for the next model.
+Each Transport holds a `Lease` (through its `PoolUse`). Closing a Transport returns its lease; the
+pool's clients are closed only when the last lease is returned by an explicit close, so closing one
+model never breaks another that shares its pool. A lease dropped by garbage collection is returned
+without closing anything: the pool stays registered, warm for the next model.
+
+A forked child starts with an empty registry (`os.register_at_fork`): the parent's pools, their
+kept-alive sockets and their admission state (calls in flight in the parent's threads) are never
+used there; every Transport takes a lease on a fresh pool at its first call in the child, and the
+parent's pool objects are dropped (their inherited file descriptors closed) as that happens.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import threading
 import weakref
 from collections import deque
@@ -129,14 +135,38 @@ _REGISTRY_LOCK = threading.Lock()
 _DROPPED: deque[Lease] = deque()
 """Leases of collected Transports, returned at the next registry change: a finalizer can run in
 the middle of one (any allocation may collect), while the lock is held."""
+_GENERATION = 0
+"""Bumped in a forked child: leases taken before the fork (on the parent's pools) are stale."""
+
+
+def _fresh_registry_in_child() -> None:
+    global _POOLS, _REGISTRY_LOCK, _DROPPED, _GENERATION
+    _POOLS = {}
+    _DROPPED = deque()
+    _GENERATION += 1
+    _REGISTRY_LOCK = threading.Lock()  # the parent's is held by the fork (`before` below)
+
+
+# No registry change is half done in the child: the forking thread holds the lock across the fork.
+os.register_at_fork(
+    before=lambda: _REGISTRY_LOCK.acquire(),
+    after_in_parent=lambda: _REGISTRY_LOCK.release(),
+    after_in_child=_fresh_registry_in_child,
+)
 
 
 class Lease:
-    """One Transport's use of a shared pool."""
+    """One Transport's share of a shared pool (of this process: see `current`)."""
 
     def __init__(self, pool: SharedPool) -> None:
         self.pool = pool
         self.returned = False
+        self._generation = _GENERATION
+
+    @property
+    def current(self) -> bool:
+        """Not returned, and taken in this process (not inherited through a fork)."""
+        return not self.returned and self._generation == _GENERATION
 
     def _return_locked(self, *, closing: bool) -> bool:
         """Return the lease; True when it was the pool's last and the pool is now unregistered."""
@@ -162,7 +192,8 @@ class Lease:
 
     def dropped(self) -> None:
         """Garbage-collected without a close: keep the pool registered and open."""
-        _DROPPED.append(self)
+        if self._generation == _GENERATION:  # a parent's pool is not registered here
+            _DROPPED.append(self)
 
     def close(self) -> None:
         """Return the lease; the last one closes the sync client and forgets the async ones."""
@@ -188,14 +219,46 @@ def _return_dropped_locked() -> None:
         _DROPPED.popleft()._return_locked(closing=False)
 
 
-def lease(key: PoolKey, owner: object) -> Lease:
+def _lease_locked(key: PoolKey, owner: object) -> Lease:
     """A lease on the pool for `key` (created on first use), returned when `owner` is collected."""
-    with _REGISTRY_LOCK:
-        _return_dropped_locked()
-        pool = _POOLS.get(key)
-        if pool is None:
-            pool = _POOLS[key] = SharedPool(key)
-        pool.leases += 1
+    _return_dropped_locked()
+    pool = _POOLS.get(key)
+    if pool is None:
+        pool = _POOLS[key] = SharedPool(key)
+    pool.leases += 1
     taken = Lease(pool)
     weakref.finalize(owner, taken.dropped)
     return taken
+
+
+class PoolUse:
+    """One Transport's way to its shared pool: a lease taken at first use, and taken again after
+    a close or in a forked child. Threads sharing one Transport share one lease."""
+
+    def __init__(self, key: PoolKey) -> None:
+        self.key = key
+        self._lease: Lease | None = None
+
+    def pool(self) -> SharedPool:
+        lease = self._lease
+        if lease is None or not lease.current:
+            with _REGISTRY_LOCK:
+                if self._lease is None or not self._lease.current:
+                    self._lease = _lease_locked(self.key, owner=self)
+                lease = self._lease
+        return lease.pool
+
+    def _take(self) -> Lease | None:
+        with _REGISTRY_LOCK:
+            lease, self._lease = self._lease, None
+        return lease if lease is not None and lease.current else None
+
+    def close(self) -> None:
+        lease = self._take()
+        if lease is not None:
+            lease.close()
+
+    async def aclose(self) -> None:
+        lease = self._take()
+        if lease is not None:
+            await lease.aclose()
