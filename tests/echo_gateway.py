@@ -1,8 +1,9 @@
 """A loopback Chat Completions gateway that answers each request with its own last user message
 (so a test can tell whose answer arrived where), recording the key and host of every request.
 
-Streams send the echo, then `data: [DONE]`, then, when `stall_after_done` is set, keep the body
-open (no chunked terminator) until the test ends: a server that never finishes its body.
+Streams send the echo, then `data: [DONE]`, then `after_done` bytes if any, then, when
+`stall_after_done` is set, keep the body open (no chunked terminator) until the test ends: a server
+that never finishes its body.
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ class EchoHandler(QuietHandler):
         for data in (json.dumps(chunk), "[DONE]"):
             self._chunk(f"data: {data}\n\n".encode())
         self.wfile.flush()
+        if self.server.after_done:
+            self._chunk(self.server.after_done)
+            self.wfile.flush()
         if self.server.stall_after_done:
             self.server.release.wait(60)
             return  # the connection closes without the chunked terminator
@@ -80,9 +84,11 @@ class EchoHandler(QuietHandler):
 
 
 class EchoServer(LoopbackServer):
-    def __init__(self, *, stall_after_done: bool = False) -> None:
+    def __init__(self, *, stall_after_done: bool = False, after_done: bytes = b"") -> None:
         super().__init__(EchoHandler)
         self.stall_after_done = stall_after_done
+        self.after_done = after_done
+        """Bytes sent after `[DONE]` (junk, or more events), before the stall or the end."""
         self.on_request: Callable[[dict[str, Any]], None] | None = None
         """Called with each request body before it is answered (e.g. to hold it)."""
         self.seen: list[tuple[str, str]] = []  # (authorization header, host header)

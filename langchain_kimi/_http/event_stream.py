@@ -1,6 +1,6 @@
 """An open event stream: its first event (streams are retried until it arrives), the events
 after it as (event name, data) pairs, and what happens to the rest of the body once the protocol's
-end event has been read (sync and async twins).
+end event has been read (sync and async twins; the bounds are the pool's: `pool.drains`).
 """
 
 from __future__ import annotations
@@ -10,13 +10,14 @@ import functools
 import itertools
 import logging
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from langchain_kimi._errors import KimiError
+from langchain_kimi._http.pool.drains import Drain, Drains
 from langchain_kimi._http.replies import (
     READ_FAILURES,
     ReadFailure,
@@ -82,9 +83,20 @@ class _OpenStream:
 
 
 class EventStream(_OpenStream):
-    """(event name, data) pairs of one open SSE response. Iterate once; nothing is retried."""
+    """(event name, data) pairs of one open SSE response. Iterate once; nothing is retried.
+
+    Its owner ends it with `close` (failed, or given up) or `finish` (the caller is done)."""
+
+    def __init__(self, opened: Opened, base_url: str, *, secret: str) -> None:
+        super().__init__(opened, base_url, secret=secret)
+        self._pairs: Iterator[tuple[str, str]] | None = None
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
+        if self._pairs is None:
+            self._pairs = self._read()
+        return self._pairs
+
+    def _read(self) -> Generator[tuple[str, str], None, None]:
         if self._first is None:
             return
         yield self._first.event, self._first.data
@@ -99,58 +111,117 @@ class EventStream(_OpenStream):
         # Raised outside the except block: httpx errors hold the request (and its headers).
         raise error
 
-    def drain_in_background(self) -> None:
-        """After the end event: read what is left of the body (usually just the chunked-encoding
-        terminator) on a daemon thread, then close it, so the connection goes back to the pool.
+    def close(self) -> None:
+        """Close the event generators and the response (its connection is not reused)."""
+        try:
+            if isinstance(self._pairs, Generator):
+                self._pairs.close()
+            self._events.close()
+        finally:
+            self._response.close()
 
-        A sync read cannot be bounded below the read timeout, so the caller never waits for this;
-        the thread itself is bounded by the event deadline (a silent or trickling server) and by
-        `_DRAIN_EVENTS` (a server that keeps sending)."""
-        threading.Thread(target=self._drain, name="langchain-kimi-drain", daemon=True).start()
+    def finish(self, drains: Drains, release: Callable[[], None]) -> None:
+        """The caller is done with the events: read the rest of the body (usually just the
+        chunked-encoding terminator) so the connection can be reused, close, then `release` the
+        pool slot. A sync read cannot be bounded below the read timeout, so this happens on a
+        short-lived thread, within the pool's drain bounds (`drains`); without a place there the
+        connection is closed at once."""
+        drain = drains.start(self._response)
+        if drain is None:
+            _closed_then(self.close, release)
+            return
+        try:
+            threading.Thread(
+                target=self._drain, args=(drain, release), name="langchain-kimi-drain", daemon=True
+            ).start()
+        except BaseException:
+            drain.done()
+            _closed_then(self.close, release)
+            raise
 
-    def _drain(self) -> None:
+    def _drain(self, drain: Drain, release: Callable[[], None]) -> None:
         try:
             for _ in itertools.islice(self._events, _DRAIN_EVENTS):
                 pass
         except Exception as exc:  # nobody is left to tell: the answer was already complete
             logger.debug("ignored after the end of a stream: %s", type(exc).__name__)
         finally:
-            self._response.close()
+            drain.done()
+            _closed_then(self.close, release)
 
 
 class AsyncEventStream(_OpenStream):
-    """Async twin of `EventStream`."""
+    """Async twin of `EventStream`: the rest of the body is read inline (an async read can be
+    bounded), then the stream is closed."""
 
-    async def __aiter__(self) -> AsyncIterator[tuple[str, str]]:
+    def __init__(self, opened: Opened, base_url: str, *, secret: str) -> None:
+        super().__init__(opened, base_url, secret=secret)
+        self._pairs: AsyncIterator[tuple[str, str]] | None = None
+
+    def __aiter__(self) -> AsyncIterator[tuple[str, str]]:
+        if self._pairs is None:
+            self._pairs = self._read()
+        return self._pairs
+
+    async def _read(self) -> AsyncGenerator[tuple[str, str], None]:
+        if self._first is None:
+            return
+        yield self._first.event, self._first.data
         try:
-            if self._first is None:
-                return
-            yield self._first.event, self._first.data
-            try:
-                async for sse in self._events:
-                    if _wanted(sse):
-                        yield sse.event, sse.data
-            except READ_FAILURES as exc:
-                error = self._cut(exc)
-            else:
-                return
-            raise error  # outside the except block, as in the sync twin
-        finally:
+            async for sse in self._events:
+                if _wanted(sse):
+                    yield sse.event, sse.data
+        except READ_FAILURES as exc:
+            error = self._cut(exc)
+        else:
+            return
+        raise error  # outside the except block, as in the sync twin
+
+    async def aclose(self) -> None:
+        """Close the event generators and the response (its connection is not reused). The
+        generators are closed here, in order, never left to the garbage collector: a collected
+        async generator is closed by a task of its own, which would find the event generator
+        still running (drained meanwhile) and log "Task exception was never retrieved"."""
+        try:
+            if isinstance(self._pairs, AsyncGenerator):
+                await self._pairs.aclose()
             await self._events.aclose()
+        finally:
+            await self._response.aclose()
 
-    async def drain(self) -> None:
-        """Read what is left of the body (after the end event, usually just the chunked-encoding
-        terminator) for at most `_DRAIN_SECONDS`, so the connection can go back to the pool.
-        What it holds, a late failure, or silence are ignored: the answer is complete."""
+    async def afinish(self, drains: Drains, release: Callable[[], None]) -> None:
+        """`EventStream.finish`, inline: read the rest of the body for at most the drain time
+        (not while the pool is full), close, then `release` the pool slot."""
         try:
-            async with asyncio.timeout(_DRAIN_SECONDS):
+            if drains.room():
+                await self._drain(drains.seconds)
+        finally:
+            await _aclosed_then(self.aclose, release)
+
+    async def _drain(self, seconds: float) -> None:
+        """What the rest holds, a late failure, or silence are ignored: the answer is complete."""
+        try:
+            async with asyncio.timeout(seconds):
                 async for _ in self._events:
                     pass
         except (TimeoutError, *READ_FAILURES):
             pass
 
 
-_DRAIN_SECONDS = 0.05
-"""How long an async stream reads on after its end event (inline: an async read can be bounded)."""
+def _closed_then(close: Callable[[], None], release: Callable[[], None]) -> None:
+    """Close, then give the pool slot back, whatever the close raised."""
+    try:
+        close()
+    finally:
+        release()
+
+
+async def _aclosed_then(close: Callable[[], Awaitable[None]], release: Callable[[], None]) -> None:
+    try:
+        await close()
+    finally:
+        release()
+
+
 _DRAIN_EVENTS = 16
 """How many stray events a sync stream's background drain reads before giving the connection up."""

@@ -147,7 +147,9 @@ class Transport:
         return await self._pool().async_client()
 
     def _admitted(self) -> AdmittedCall:
-        return self._pool().admission.call(self._config.timeout.pool)
+        pool = self._pool()
+        pool.drains.make_room()  # a full pool's draining connections give way to a new call
+        return pool.admission.call(self._config.timeout.pool)
 
     def close(self) -> None:
         """Return our share of the pool; the last Transport using it closes its clients."""
@@ -310,12 +312,14 @@ class Transport:
         events = EventStream(opened, base, secret=self._secret)
         try:
             yield events
-        except BaseException:  # failed, or the caller stopped early: the connection is not reused
-            opened.response.close()
-            permit.release()
+        except BaseException:  # failed, or interrupted: the connection is not reused
+            try:
+                events.close()
+            finally:
+                permit.release()
             raise
-        permit.release()  # the gateway's part is done; the rest of the body is connection upkeep
-        events.drain_in_background()  # the caller is done with the events
+        # The slot goes back once the connection does (drained within bounds, or closed).
+        events.finish(self._pool().drains, permit.release)
 
     # -- async I/O (mirrors the sync loops) -------------------------------------------------------
 
@@ -396,7 +400,11 @@ class Transport:
         events = AsyncEventStream(opened, base, secret=self._secret)
         try:
             yield events
-            await events.drain()  # the caller is done with the events (not failed, not cancelled)
-        finally:
-            await opened.response.aclose()
-            permit.release()
+        except BaseException:  # failed, cancelled or interrupted: the connection is not reused
+            try:
+                await events.aclose()
+            finally:
+                permit.release()
+            raise
+        # The slot goes back once the connection does (drained within bounds, or closed).
+        await events.afinish(self._pool().drains, permit.release)

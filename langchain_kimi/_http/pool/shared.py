@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import httpx
 
 from langchain_kimi._http.pool.admission import Admission
+from langchain_kimi._http.pool.drains import Drains
 
 CAPACITY = 200
 """Connections per client, and requests in flight per pool (the FIFO queue holds the rest, so
@@ -47,7 +48,6 @@ IDLE_SECONDS = 30.0
 """How long a pool whose models are all gone (collected without `close`), or the client of an
 event loop that is not running, stays open for the next use. One model per tenant key or one event
 loop per request must not keep their connections (file descriptors, buffers) for ever."""
-_LIMITS = httpx.Limits(max_connections=CAPACITY, max_keepalive_connections=50)
 # Every request carries its own `httpx.Timeout` (Transport sets it per request); the clients'
 # default only applies to requests that do not, and there are none.
 _CLIENT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
@@ -77,14 +77,6 @@ def _tls_context() -> ssl.SSLContext:
     loading the CA bundle takes ~90 ms, paid by every `asyncio.run` (a new loop needs a new client).
     Read once, like the environment's `SSL_CERT_FILE` / `SSL_CERT_DIR` it honours."""
     return httpx.create_ssl_context()
-
-
-def _new_client() -> httpx.Client:
-    return httpx.Client(timeout=_CLIENT_TIMEOUT, limits=_LIMITS, verify=_tls_context())
-
-
-def _new_async_client() -> httpx.AsyncClient:
-    return httpx.AsyncClient(timeout=_CLIENT_TIMEOUT, limits=_LIMITS, verify=_tls_context())
 
 
 class _LoopClient:
@@ -117,6 +109,8 @@ class SharedPool:
     def __init__(self, key: PoolKey) -> None:
         self.key = key
         self.admission = Admission(CAPACITY, adaptive=key.adaptive, clock=key.clock)
+        self.drains = Drains(self.admission, CAPACITY)
+        self._limits = httpx.Limits(max_connections=CAPACITY, max_keepalive_connections=50)
         self.leases = 0
         self.unused_since: float | None = None
         """When its last lease was dropped (None while a Transport holds one)."""
@@ -136,7 +130,9 @@ class SharedPool:
             return self.key.http_client
         with self._lock:
             if self._client is None:
-                self._client = _new_client()
+                self._client = httpx.Client(
+                    timeout=_CLIENT_TIMEOUT, limits=self._limits, verify=_tls_context()
+                )
             return self._client
 
     async def async_client(self) -> httpx.AsyncClient:
@@ -149,7 +145,9 @@ class SharedPool:
                 entry.used = time.monotonic()
                 return entry.client
             self._forget_gone_loops_locked()
-            client = _new_async_client()
+            client = httpx.AsyncClient(
+                timeout=_CLIENT_TIMEOUT, limits=self._limits, verify=_tls_context()
+            )
             entry = self._async_clients[loop] = _LoopClient(client, _close_at_loop_shutdown(client))
         await anext(entry.closer)  # runs up to its `yield` without suspending: nothing interleaves
         return entry.client

@@ -1,0 +1,235 @@
+"""What happens after a stream's end event, the same in the sync and async halves (issue 19 item 2:
+twins that drifted; issue 23 items 3 and 6).
+
+- the pool slot goes back once the connection is given back (body drained or connection closed),
+  never before: the admission's count of calls in flight is the count of connections in use;
+- the event generators are closed when the stream is, in both halves;
+- the rest of the body is drained within bounds (time, and count per pool), so a server that keeps
+  the body open after `[DONE]` cannot hold the pool's connections;
+- an async stream that ends with junk or a stall after `[DONE]` logs no "Task exception was never
+  retrieved".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from langchain_kimi import ChatKimi
+from langchain_kimi._http import reading
+from langchain_kimi._http import transport as transport_module
+from langchain_kimi._http.pool import admission, drains, shared
+from langchain_kimi._http.transport import Transport
+from tests.echo_gateway import EchoServer
+from tests.fake_transport import Script, scripted_transport
+from tests.loopback import running
+
+KEY = "sk-finish-test-key-0123456789abcdef"
+PATH = "/v1/chat/completions"
+BODY: dict[str, Any] = {"model": "kimi-k3.1-pro", "stream": True}
+SSE = {"content-type": "text/event-stream"}
+EVENT = b'data: {"n": 1}\n\n'
+DONE = b"data: [DONE]\n\n"
+
+
+@pytest.fixture(params=["sync", "async"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+class Body(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """A streamed body that records when it is closed into `log`."""
+
+    def __init__(self, chunks: list[bytes], log: list[str]) -> None:
+        self.chunks = chunks
+        self.log = log
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self.chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            yield chunk
+
+    def close(self) -> None:
+        self.log.append("connection given back")
+
+    async def aclose(self) -> None:
+        self.log.append("connection given back")
+
+
+def _transport(chunks: list[bytes], log: list[str]) -> Transport:
+    response = httpx.Response(200, headers=SSE, stream=Body(chunks, log))
+    transport, _ = scripted_transport(Script(response), base_url="https://gw.example", key=KEY)
+    return transport
+
+
+def _wait_for_background_drains() -> None:
+    for thread in threading.enumerate():
+        if thread.name.startswith("langchain-kimi-drain"):
+            thread.join(5)
+
+
+async def _read(transport: Transport, mode: str, *, stop_after: int | None = None) -> None:
+    if mode == "sync":
+        with transport.stream_events(PATH, BODY) as events:
+            for i, _ in enumerate(events):
+                if i + 1 == stop_after:
+                    break
+    else:
+        async with transport.astream_events(PATH, BODY) as aevents:
+            i = 0
+            async for _ in aevents:
+                i += 1
+                if i == stop_after:
+                    break
+    _wait_for_background_drains()
+
+
+@pytest.mark.parametrize("stop_after", [None, 1], ids=["to-the-end", "stopped-early"])
+async def test_the_slot_goes_back_after_the_connection(
+    mode: str, stop_after: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log: list[str] = []
+    real_done = admission.Permit.done
+
+    def done(self: admission.Permit, outcome: Any, *, keep: bool = False) -> None:
+        if not keep and not self.released:
+            log.append("slot given back")
+        real_done(self, outcome, keep=keep)
+
+    monkeypatch.setattr(admission.Permit, "done", done)
+    transport = _transport([EVENT, DONE, EVENT], log)
+    await _read(transport, mode, stop_after=stop_after)
+    assert log == ["connection given back", "slot given back"]
+    assert transport._pool().admission.in_flight == 0
+
+
+@pytest.mark.parametrize("stop_after", [None, 1], ids=["to-the-end", "stopped-early"])
+async def test_the_event_generators_are_closed_with_the_stream(
+    mode: str, stop_after: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    generators: list[Any] = []
+    for name in ("iter_events", "aiter_events"):
+        real = getattr(reading, name)
+
+        def recording(*args: Any, _real: Any = real) -> Any:
+            generators.append(_real(*args))
+            return generators[-1]
+
+        monkeypatch.setattr(transport_module, name, recording)
+    # More stray events after the end than a drain reads: the drain gives up, and still closes.
+    transport = _transport([EVENT, DONE, *[EVENT] * 40], [])
+    await _read(transport, mode, stop_after=stop_after)
+    assert len(generators) == 1
+    frame = generators[0].gi_frame if mode == "sync" else generators[0].ag_frame
+    assert frame is None, "the event generator was left open"
+
+
+# -- against a loopback server that keeps the body open after [DONE] --------------------------
+
+
+def _stalling_model(url: str, **fields: Any) -> ChatKimi:
+    settings: dict[str, Any] = {
+        "api_key": KEY,
+        "base_url": url,
+        "max_retries": 0,
+        # A call that waits for a connection fails after 2 s instead of hanging the test.
+        "timeout": httpx.Timeout(10, pool=2),
+    }
+    return ChatKimi.model_validate({**settings, **fields})
+
+
+@pytest.mark.enable_socket
+@pytest.mark.allow_hosts(["127.0.0.1"])
+def test_sync_streams_against_a_server_stalling_after_done(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(drains, "DRAIN_SECONDS", 0.2)
+    with running(EchoServer(stall_after_done=True)) as server:
+        model = _stalling_model(server.url)
+        for i in range(205):
+            text = "".join(str(chunk.content) for chunk in model.stream(f"stream {i}"))
+            assert text == f"stream {i}"
+        assert model.invoke("after").content == "after"
+        pool = model._transport()._pool()
+        assert pool.drains.active <= drains.DRAINS_PER_POOL
+
+
+@pytest.mark.enable_socket
+@pytest.mark.allow_hosts(["127.0.0.1"])
+def test_a_waiting_call_takes_a_draining_connections_place(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(shared, "CAPACITY", 4)
+    monkeypatch.setattr(drains, "DRAIN_SECONDS", 60.0)  # only making room can end these drains
+    release = threading.Event()
+    with running(EchoServer(stall_after_done=True)) as server:
+        server.on_request = lambda body: (
+            release.wait(10) if body["messages"][-1]["content"] == "held" else None
+        )
+        model = _stalling_model(server.url)
+        for i in range(3):  # three drains hold three of the four slots
+            assert "".join(str(c.content) for c in model.stream(f"s{i}")) == f"s{i}"
+        pool = model._transport()._pool()
+        assert pool.drains.active == 3
+        held = threading.Thread(target=model.invoke, args=("held",))
+        held.start()  # the fourth slot
+        try:
+            deadline = time.monotonic() + 10
+            while pool.admission.in_flight < 4 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert model.invoke("room").content == "room"  # not KimiTimeoutError after 2 s
+        finally:
+            release.set()
+            held.join(10)
+
+
+@pytest.mark.enable_socket
+@pytest.mark.allow_hosts(["127.0.0.1"])
+def test_the_drain_bounds_are_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(drains, "DRAINS_PER_POOL", 0)  # no drain at all: every connection closed
+    with running(EchoServer(stall_after_done=True)) as server:
+        model = _stalling_model(server.url)
+        for i in range(3):
+            assert "".join(str(c.content) for c in model.stream(f"s{i}")) == f"s{i}"
+        assert model._transport()._pool().admission.in_flight == 0
+
+
+@pytest.mark.enable_socket
+@pytest.mark.allow_hosts(["127.0.0.1"])
+@pytest.mark.parametrize(
+    "server_kwargs",
+    [
+        {"stall_after_done": True},
+        {"after_done": b"data: junk after the end\n\n", "stall_after_done": True},
+        {"after_done": b"not even an event" * 100},
+    ],
+    ids=["stall", "junk-then-stall", "junk"],
+)
+def test_async_streams_ending_oddly_log_nothing(
+    server_kwargs: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    with running(EchoServer(**server_kwargs)) as server:
+        model = _stalling_model(server.url)
+
+        async def streams() -> list[str]:
+            texts = []
+            for i in range(5):
+                texts.append("".join([str(c.content) async for c in model.astream(f"a{i}")]))
+                gc.collect()  # collected generators are finalized as tasks on this loop
+            await asyncio.sleep(0.05)
+            return texts
+
+        with caplog.at_level(logging.ERROR, logger="asyncio"):
+            assert asyncio.run(streams()) == [f"a{i}" for i in range(5)]
+            gc.collect()
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
