@@ -233,3 +233,63 @@ def test_async_streams_ending_oddly_log_nothing(
             assert asyncio.run(streams()) == [f"a{i}" for i in range(5)]
             gc.collect()
     assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
+
+
+@pytest.mark.enable_socket
+@pytest.mark.allow_hosts(["127.0.0.1"])
+def test_a_stalled_sync_drain_ends_at_its_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(drains, "DRAIN_SECONDS", 0.1)
+    with running(EchoServer(stall_after_done=True)) as server:
+        model = _stalling_model(server.url)  # read timeout 10 s: only the deadline ends the read
+        assert "".join(str(c.content) for c in model.stream("once")) == "once"
+        pool = model._transport()._pool()
+        assert pool.admission.in_flight == 1  # the drain holds the slot until the connection...
+        _wait_for_background_drains()
+        assert pool.drains.active == 0
+        assert pool.admission.in_flight == 0  # ...is given back
+
+
+# -- an interruption (Ctrl-C) anywhere leaves nothing behind ----------------------------------
+
+
+async def test_an_interrupted_stream_leaves_no_slot_and_no_connection(mode: str) -> None:
+    log: list[str] = []
+    transport = _transport([EVENT, EVENT, DONE], log)
+
+    async def interrupted() -> None:
+        if mode == "sync":
+            with transport.stream_events(PATH, BODY) as events:
+                for _ in events:
+                    raise KeyboardInterrupt
+        else:
+            async with transport.astream_events(PATH, BODY) as aevents:
+                async for _ in aevents:
+                    raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        await interrupted()
+    assert log == ["connection given back"]
+    assert transport._pool().admission.in_flight == 0
+
+
+def test_an_interrupted_wait_for_a_slot_leaves_the_queue() -> None:
+    """Ctrl-C while a sync call waits in the pool's queue: it leaves the queue, so the slot freed
+    later goes to the next call instead of to nobody (the async twin handles cancellation)."""
+
+    class Interrupted(threading.Event):
+        def wait(self, timeout: float | None = None) -> bool:
+            raise KeyboardInterrupt
+
+    pool = admission.Admission(1, adaptive=False, clock=time.monotonic)
+    holder = pool.call(5).enter(lambda _: None)
+    original = admission.threading.Event
+    admission.threading.Event = Interrupted  # type: ignore[misc]
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            pool.call(5).enter(lambda _: None)
+    finally:
+        admission.threading.Event = original  # type: ignore[misc]
+    holder.release()
+    assert pool.in_flight == 0
+    assert "queued=0" in repr(pool)
+    assert pool.call(0.5).enter(lambda _: None) is not None  # the next call gets the slot
