@@ -11,8 +11,8 @@ import pytest
 from pydantic import SecretStr
 
 from langchain_kimi import ChatKimi
-from tests.echo_gateway import EchoServer
-from tests.loopback import running
+from tests.support.echo_gateway import EchoServer
+from tests.support.loopback import running
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 

@@ -18,8 +18,8 @@ import pytest
 
 from langchain_kimi import ChatKimi
 from langchain_kimi._http.pool import shared
-from tests.echo_gateway import EchoServer
-from tests.loopback import running
+from tests.support.echo_gateway import EchoServer
+from tests.support.loopback import running
 
 pytestmark = [
     pytest.mark.enable_socket,

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from tests.loopback import LoopbackServer, QuietHandler
+from tests.support.loopback import LoopbackServer, QuietHandler
 
 
 def _echo(body: dict[str, Any]) -> str:

@@ -28,9 +28,9 @@ from langchain_kimi._http import reading
 from langchain_kimi._http import transport as transport_module
 from langchain_kimi._http.pool import admission, drains, shared
 from langchain_kimi._http.transport import Transport
-from tests.echo_gateway import EchoServer
-from tests.fake_transport import Script, scripted_transport
-from tests.loopback import running
+from tests.support.echo_gateway import EchoServer
+from tests.support.fake_transport import Script, scripted_transport
+from tests.support.loopback import running
 
 KEY = "sk-finish-test-key-0123456789abcdef"
 PATH = "/v1/chat/completions"
@@ -38,11 +38,6 @@ BODY: dict[str, Any] = {"model": "kimi-k3.1-pro", "stream": True}
 SSE = {"content-type": "text/event-stream"}
 EVENT = b'data: {"n": 1}\n\n'
 DONE = b"data: [DONE]\n\n"
-
-
-@pytest.fixture(params=["sync", "async"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 class Body(httpx.SyncByteStream, httpx.AsyncByteStream):
