@@ -24,8 +24,8 @@ import httpx
 import pytest
 
 from langchain_kimi import ChatKimi
-from langchain_kimi._http import reading
-from langchain_kimi._http import transport as transport_module
+from langchain_kimi._http._async import exchange as async_exchange
+from langchain_kimi._http._sync import exchange as sync_exchange
 from langchain_kimi._http.pool import admission, drains, shared
 from langchain_kimi._http.transport import Transport
 from tests.support.echo_gateway import EchoServer
@@ -113,14 +113,14 @@ async def test_the_event_generators_are_closed_with_the_stream(
     mode: str, stop_after: int | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     generators: list[Any] = []
-    for name in ("iter_events", "aiter_events"):
-        real = getattr(reading, name)
+    for module, name in ((sync_exchange, "iter_events"), (async_exchange, "aiter_events")):
+        real = getattr(module, name)
 
         def recording(*args: Any, _real: Any = real) -> Any:
             generators.append(_real(*args))
             return generators[-1]
 
-        monkeypatch.setattr(transport_module, name, recording)
+        monkeypatch.setattr(module, name, recording)
     # More stray events after the end than a drain reads: the drain gives up, and still closes.
     transport = _transport([EVENT, DONE, *[EVENT] * 40], [])
     await _read(transport, mode, stop_after=stop_after)
