@@ -32,6 +32,8 @@ from tests.support.echo_gateway import EchoServer
 from tests.support.fake_transport import Script, scripted_transport
 from tests.support.loopback import running
 
+pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
+
 KEY = "sk-finish-test-key-0123456789abcdef"
 PATH = "/v1/chat/completions"
 BODY: dict[str, Any] = {"model": "kimi-k3.1-pro", "stream": True}
@@ -143,8 +145,10 @@ def _stalling_model(url: str, **fields: Any) -> ChatKimi:
     return ChatKimi.model_validate({**settings, **fields})
 
 
-@pytest.mark.enable_socket
-@pytest.mark.allow_hosts(["127.0.0.1"])
+def _streamed(model: ChatKimi, prompt: str) -> str:
+    return "".join(str(chunk.content) for chunk in model.stream(prompt))
+
+
 def test_sync_streams_against_a_server_stalling_after_done(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -152,15 +156,12 @@ def test_sync_streams_against_a_server_stalling_after_done(
     with running(EchoServer(stall_after_done=True)) as server:
         model = _stalling_model(server.url)
         for i in range(205):
-            text = "".join(str(chunk.content) for chunk in model.stream(f"stream {i}"))
-            assert text == f"stream {i}"
+            assert _streamed(model, f"stream {i}") == f"stream {i}"
         assert model.invoke("after").content == "after"
         pool = model._transport()._pool()
         assert pool.drains.active <= drains.DRAINS_PER_POOL
 
 
-@pytest.mark.enable_socket
-@pytest.mark.allow_hosts(["127.0.0.1"])
 def test_a_waiting_call_takes_a_draining_connections_place(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -173,7 +174,7 @@ def test_a_waiting_call_takes_a_draining_connections_place(
         )
         model = _stalling_model(server.url)
         for i in range(3):  # three drains hold three of the four slots
-            assert "".join(str(c.content) for c in model.stream(f"s{i}")) == f"s{i}"
+            assert _streamed(model, f"s{i}") == f"s{i}"
         pool = model._transport()._pool()
         assert pool.drains.active == 3
         held = threading.Thread(target=model.invoke, args=("held",))
@@ -188,19 +189,15 @@ def test_a_waiting_call_takes_a_draining_connections_place(
             held.join(10)
 
 
-@pytest.mark.enable_socket
-@pytest.mark.allow_hosts(["127.0.0.1"])
 def test_the_drain_bounds_are_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(drains, "DRAINS_PER_POOL", 0)  # no drain at all: every connection closed
     with running(EchoServer(stall_after_done=True)) as server:
         model = _stalling_model(server.url)
         for i in range(3):
-            assert "".join(str(c.content) for c in model.stream(f"s{i}")) == f"s{i}"
+            assert _streamed(model, f"s{i}") == f"s{i}"
         assert model._transport()._pool().admission.in_flight == 0
 
 
-@pytest.mark.enable_socket
-@pytest.mark.allow_hosts(["127.0.0.1"])
 @pytest.mark.parametrize(
     "server_kwargs",
     [
@@ -230,13 +227,11 @@ def test_async_streams_ending_oddly_log_nothing(
     assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
 
 
-@pytest.mark.enable_socket
-@pytest.mark.allow_hosts(["127.0.0.1"])
 def test_a_stalled_sync_drain_ends_at_its_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(drains, "DRAIN_SECONDS", 0.1)
     with running(EchoServer(stall_after_done=True)) as server:
         model = _stalling_model(server.url)  # read timeout 10 s: only the deadline ends the read
-        assert "".join(str(c.content) for c in model.stream("once")) == "once"
+        assert _streamed(model, "once") == "once"
         pool = model._transport()._pool()
         assert pool.admission.in_flight == 1  # the drain holds the slot until the connection...
         _wait_for_background_drains()
