@@ -129,14 +129,13 @@ async def adrain_then_close(
     drains: Drains,
     release: Callable[[], None],
 ) -> None:
-    """`drain_then_close`, inline: read the rest for at most the drain time (not while the pool
-    is full); what it holds, a late failure, or silence are ignored: the answer is complete."""
+    """`drain_then_close`, inline: read the rest for at most the drain time; what it holds, a
+    late failure, or silence are ignored: the answer is complete."""
     try:
-        if drains.room():
-            with contextlib.suppress(TimeoutError, *READ_FAILURES):
-                async with asyncio.timeout(drains.seconds):
-                    async for _ in events:
-                        pass
+        with contextlib.suppress(TimeoutError, *READ_FAILURES):
+            async with asyncio.timeout(drains.seconds):
+                async for _ in events:
+                    pass
     finally:
         try:
             await close()

@@ -8,12 +8,12 @@ a server that kept the body open (or kept sending) would hold the slot as long a
   sync one (on a background thread: a blocking read cannot be bounded below the read timeout) has
   its socket shut down by the one deadline thread, which ends the read at once;
 - **count**: at most `DRAINS_PER_POOL` background drains per pool at once;
-- **room**: no drain starts while the pool is full (another call would wait for a slot), and a call
-  that finds the pool full cuts the running drains: it takes a drained connection's place rather
-  than wait for it.
+- **room**: a call that finds the pool full cuts the running background drains: it takes a
+  drained connection's place rather than wait for it.
 
 A drain that does not start closes its connection instead (it is not reused; nothing else is lost:
-the answer is complete).
+the answer is complete). A drain does start in a full pool: it usually takes microseconds (the
+terminator came with the end event), and a closed connection would cost the next call a new one.
 """
 
 from __future__ import annotations
@@ -104,16 +104,14 @@ class Drains:
         return DRAIN_SECONDS
 
     def room(self) -> bool:
-        """Whether a call could start now without waiting for a slot (a drain may then start)."""
+        """Whether a call could start now without waiting for a slot."""
         window = self._admission.window
         limit = self._capacity if window is None else min(window, self._capacity)
         return self._admission.in_flight < limit
 
     def start(self, response: httpx.Response) -> Drain | None:
-        """A place for one background drain of `response`; None when there is none (the pool is
-        full, or `DRAINS_PER_POOL` drains are running): then the connection is closed instead."""
-        if not self.room():
-            return None
+        """A place for one background drain of `response`; None when `DRAINS_PER_POOL` drains are
+        running: then the connection is closed instead."""
         with self._lock:
             if len(self._running) >= DRAINS_PER_POOL:
                 return None
