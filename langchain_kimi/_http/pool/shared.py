@@ -71,11 +71,16 @@ class PoolKey:
         return f"PoolKey(bases={self.bases!r}, adaptive={self.adaptive})"
 
 
-@functools.cache
 def _tls_context() -> ssl.SSLContext:
     """One TLS context for every client of every pool: httpx would build one per client, and
     loading the CA bundle takes ~90 ms, paid by every `asyncio.run` (a new loop needs a new client).
-    Read once, like the environment's `SSL_CERT_FILE` / `SSL_CERT_DIR` it honours."""
+    Keyed by the two variables httpx's default context honours, so setting them still works."""
+    return _tls_context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.lru_cache(maxsize=4)
+def _tls_context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:  # noqa: ARG001
+    # The arguments are the cache key only: httpx reads the same two variables itself.
     return httpx.create_ssl_context()
 
 

@@ -14,6 +14,7 @@ import time
 import warnings
 from collections.abc import Iterator
 
+import certifi
 import pytest
 
 from langchain_kimi import ChatKimi
@@ -115,3 +116,16 @@ def test_a_new_loop_client_is_cheap(gateway: EchoServer) -> None:
     first, second = asyncio.run(client_context()), asyncio.run(client_context())
     assert first is second
     assert pool.sync_client()._transport._pool._ssl_context is first  # type: ignore[attr-defined]
+
+
+def test_the_shared_tls_context_follows_the_ca_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """httpx's default context reads SSL_CERT_FILE / SSL_CERT_DIR: a variable set after the first
+    client (a test's own CA, a corporate bundle) is still honoured."""
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    default = shared._tls_context()
+    assert shared._tls_context() is default
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
+    own = shared._tls_context()
+    assert own is not default
+    assert shared._tls_context() is own
