@@ -82,7 +82,7 @@ def _pattern(secret: str) -> re.Pattern[str]:
 class Scrubber:
     """Removes the given secrets (and key-shaped strings) from text and parsed structures."""
 
-    secrets: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = dataclasses.field(default=(), repr=False)
     _patterns: tuple[re.Pattern[str], ...] = dataclasses.field(init=False, repr=False)
     _whole: frozenset[str] = dataclasses.field(init=False, repr=False)
 

@@ -7,14 +7,18 @@ Each is fed a key in every form a gateway or an environment may hand it back (pl
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests import cassette_format
-from tests.live import record
+from tests.live import checks, loopback, record
 from tests.live.exchanges import Exchange
+from tests.live.questions import QUESTIONS
+from tests.live.report import Report, SuiteOutcome, render
 from tests.secret_forms import ENCODINGS, KEYS, forms, leaks
 
 CASES = [(k, e) for k in KEYS for e in ENCODINGS]
@@ -111,3 +115,121 @@ def test_recorder_keeps_a_stream_byte_for_byte_when_it_holds_no_secret(tmp_path:
     interaction = record.to_interaction(exchange, KEYS["sk-prefixed"])
     assert interaction["response"]["body"]["string"] == stream
     assert json.loads(interaction["request"]["body"]) == {}
+
+
+# --------------------------------------------------------------------------- the live report
+
+
+def _report_text(key: str, configured: str, exchanges: list[Exchange]) -> str:
+    base_url = f"https://user:{key}@gateway.example"
+    findings = checks.check_all(exchanges)
+    assert findings  # the echoing errors are findings: their text is what could leak
+    answers = [(QUESTIONS[0], f"rejected (401: {exchanges[0].response_body})")]
+    suites = SuiteOutcome(failed=1, failures=[f"test_x: bad key {exchanges[0].response_body}"])
+    report = Report(base_url, suites, findings, answers, len(exchanges), key=configured)
+    return render(report) + "\n" + json.dumps(report.as_json())
+
+
+@pytest.mark.parametrize(("name", "encoding"), CASES, ids=IDS)
+def test_report_prints_no_key_in_any_encoding(name: str, encoding: str) -> None:
+    key = KEYS[name]
+    echoed, configured = _echoed_and_configured(key, encoding)
+    exchanges = _echoing_exchanges(key, echoed)
+    # An error body whose schema check quotes the key back: `'<key>' is not of type 'object'`.
+    exchanges.append(dataclasses.replace(exchanges[0], response_body=json.dumps({"error": echoed})))
+    text = _report_text(key, configured, exchanges)
+    assert leaks(text, key) == []
+    assert "user:" not in text
+    assert "HTTP 401" in text  # the findings are still there
+
+
+def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    copy = json.loads(json.dumps(value))
+    target = copy
+    for step in path[:-1]:
+        target = target[step]
+    target[path[-1]] = new
+    return copy
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else []
+    )
+    found = []
+    for step, item in items:
+        found.append((*prefix, step))
+        found += _paths(item, (*prefix, step))
+    return found
+
+
+def _authored_replies() -> list[tuple[str, Exchange]]:
+    replies = []
+    for protocol in ("openai", "anthropic"):
+        for interaction in cassette_format.load_interactions(
+            str(loopback.CASSETTE_ROOT / f"core_cassettes/{protocol}_plain.yaml")
+        ):
+            (path, request), reply = loopback.interaction_entry(interaction)
+            exchange = Exchange(
+                method="POST",
+                url=f"https://gateway.example{path}",
+                request_headers={},
+                request_body=request,
+                status=reply.status,
+                response_headers={"content-type": reply.content_type},
+                response_body=reply.body,
+            )
+            replies.append((protocol, exchange))
+    return replies
+
+
+def _malformed(exchange: Exchange) -> list[Exchange]:
+    """The reply with each of its JSON nodes in turn replaced by a string (and by a list)."""
+    variants = []
+    if exchange.is_stream:
+        events = checks.sse_events(exchange.response_body)
+        for index, (name, data) in enumerate(events):
+            payload = _parse_json(data)
+            for path in _paths(payload):
+                for new in ("oops", ["oops"]):
+                    edited = [*events]
+                    edited[index] = (name, json.dumps(_replaced(payload, path, new)))
+                    body = "".join(f"event: {n}\ndata: {d}\n\n" for n, d in edited)
+                    variants.append(dataclasses.replace(exchange, response_body=body))
+        return variants
+    payload = json.loads(exchange.response_body)
+    for path in _paths(payload):
+        for new in ("oops", ["oops"]):
+            body = json.dumps(_replaced(payload, path, new))
+            variants.append(dataclasses.replace(exchange, response_body=body))
+    return variants
+
+
+def _parse_json(data: str) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        return data
+
+
+def test_report_survives_a_200_whose_choices_is_a_string_and_reports_it() -> None:
+    (_, chat), *_ = _authored_replies()
+    body = {**json.loads(chat.response_body), "choices": "not a list"}
+    exchange = dataclasses.replace(chat, response_body=json.dumps(body))
+    findings = checks.check_all([exchange])
+    assert [f.kind for f in findings] == ["response-schema"]
+    assert "not of type 'array'" in findings[0].detail
+
+
+def test_report_survives_every_node_of_a_reply_in_the_wrong_shape() -> None:
+    checked = 0
+    for _, exchange in _authored_replies():
+        for variant in _malformed(exchange):
+            findings = checks.check_all([variant])  # must not raise
+            assert all(isinstance(f, checks.Finding) for f in findings)
+            checked += 1
+    assert checked > 100

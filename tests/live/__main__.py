@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 
+from langchain_kimi._secrets import Scrubber
 from langchain_kimi.chat_models import DEFAULT_BASE_URL, DOCUMENTED_FALLBACK_URL
 from tests.live import record
 from tests.live.checks import check_all
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     base_url = os.environ.get("EVOLINK_BASE_URL") or DEFAULT_BASE_URL
     key = os.environ.get("EVOLINK_API_KEY", "")
     if not key:
-        print(_plan(args, base_url, models, protocols))
+        print(_plan(args, Scrubber.for_key(None, base_url).url(base_url), models, protocols))
         return 0
     fallback = DOCUMENTED_FALLBACK_URL if base_url.rstrip("/") == DEFAULT_BASE_URL else None
     with tempfile.TemporaryDirectory(prefix="kimi-live-") as tmp:
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         probe.close()
     everything = [*exchanges, *probe.log.items]
-    report = Report(base_url, suites, check_all(everything), answers, len(everything))
+    report = Report(base_url, suites, check_all(everything), answers, len(everything), key=key)
     print(render(report))
     if args.json:
         args.json.write_text(json.dumps(report.as_json(), indent=2), encoding="utf-8")
