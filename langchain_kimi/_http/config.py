@@ -70,6 +70,12 @@ def validate_config(
     check_default_headers(default_headers)
     if any(ch in api_key for ch in "\r\n\0") or not api_key.isascii():
         raise ValueError("api_key contains characters that are not allowed in an HTTP header")
+    if api_key != api_key.strip():
+        # RFC 9110 §5.5: a field value has no leading or trailing whitespace (h11 refuses it).
+        raise ValueError(
+            "api_key has surrounding whitespace, which an HTTP header cannot carry: remove it "
+            "(check EVOLINK_API_KEY)"
+        )
     check_max_retries(max_retries)
 
 

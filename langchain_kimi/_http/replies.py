@@ -25,9 +25,9 @@ from langchain_kimi._errors import (
     snippet,
 )
 from langchain_kimi._http.retry import Failure, is_retryable_status, retry_after_seconds
+from langchain_kimi._secrets import Scrubber
 
 _REQUEST_ID_HEADERS = ("x-request-id", "request-id")
-_REDACTED = "***"
 
 
 def header_request_id(headers: Mapping[str, str]) -> str | None:
@@ -38,13 +38,10 @@ def header_request_id(headers: Mapping[str, str]) -> str | None:
     return None
 
 
-_MIN_REDACTED_LENGTH = 8
-"""Shorter "keys" (test placeholders) are not redacted: replacing every occurrence of a one- or
-two-letter string would corrupt the message (and its classification), and protects nothing."""
-
-
 def redact(text: str, secret: str) -> str:
-    return text.replace(secret, _REDACTED) if len(secret) >= _MIN_REDACTED_LENGTH else text
+    """`text` without the key in any encoding a gateway may echo it in (JSON escapes, percent-
+    encoding) nor anything key-shaped: the shared scrubber of `_secrets`."""
+    return Scrubber((secret,)).text(text)
 
 
 def failure_from_status(

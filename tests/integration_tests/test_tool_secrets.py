@@ -1,5 +1,7 @@
 """No key in what the tools write: the live recorder, the live report and the doctor.
 
+Loopback servers only (127.0.0.1).
+
 Each is fed a key in every form a gateway or an environment may hand it back (plain, JSON-escaped
 `\\/`, `\\u`-escaped, URL-encoded, padded; with and without the `sk-` prefix, see
 `tests/secret_forms.py`) and must write none of them.
@@ -14,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from langchain_kimi import doctor
 from tests import cassette_format
 from tests.live import checks, loopback, record
 from tests.live.exchanges import Exchange
@@ -21,6 +24,7 @@ from tests.live.questions import QUESTIONS
 from tests.live.report import Report, SuiteOutcome, render
 from tests.secret_forms import ENCODINGS, KEYS, forms, leaks
 
+pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 CASES = [(k, e) for k in KEYS for e in ENCODINGS]
 IDS = [f"{k}-{e}" for k, e in CASES]
 
@@ -233,3 +237,90 @@ def test_report_survives_every_node_of_a_reply_in_the_wrong_shape() -> None:
             assert all(isinstance(f, checks.Finding) for f in findings)
             checked += 1
     assert checked > 100
+
+
+# --------------------------------------------------------------------------- the doctor
+
+
+def _doctor_output(capsys: pytest.CaptureFixture[str]) -> tuple[int, str, dict[str, Any]]:
+    code = doctor.main(["--protocol", "openai", "--protocol", "anthropic"])
+    text = capsys.readouterr().out
+    doctor.main(["--protocol", "openai", "--protocol", "anthropic", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    return code, text + json.dumps(data), data
+
+
+@pytest.mark.parametrize(("name", "encoding"), CASES, ids=IDS)
+def test_doctor_prints_no_key_a_gateway_echoes(
+    name: str,
+    encoding: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    key = KEYS[name]
+    echoed, configured = _echoed_and_configured(key, encoding)
+
+    def echoing_error(protocol: str, status: int, kind: str, message: str, request_id: str) -> Any:
+        # The raw JSON text holds `echoed` as is: its escapes are JSON escapes.
+        body = '{"type": "error", "error": {"type": "%s", "message": "rejected %s"}}'
+        return loopback.Reply(status, "application/json", body % (kind, echoed))
+
+    monkeypatch.setattr(loopback, "error_reply", echoing_error)
+    with loopback.serve("another-key-the-gateway-expects") as base_url:
+        monkeypatch.setenv("EVOLINK_API_KEY", configured)
+        monkeypatch.setenv("EVOLINK_BASE_URL", base_url)
+        code, output, report = _doctor_output(capsys)
+    assert leaks(output, key) == []
+    assert code == 1
+    for call in report["calls"]:
+        assert call["error"].startswith("KimiAuthenticationError (401): rejected ***")
+    if encoding == "padded":
+        assert report["failures"][0].startswith("EVOLINK_API_KEY has surrounding whitespace")
+    assert "could not reach" not in output
+
+
+def test_doctor_with_a_padded_key_says_so_and_calls_with_the_key_it_pads(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = KEYS["unprefixed"]
+    with loopback.serve(key) as base_url:
+        monkeypatch.setenv("EVOLINK_API_KEY", forms(key)["padded"])
+        monkeypatch.setenv("EVOLINK_BASE_URL", base_url)
+        code, output, report = _doctor_output(capsys)
+    assert report["failures"] == [doctor.PADDED_KEY]
+    assert [call["ok"] for call in report["calls"]] == [True, True]
+    assert "could not reach" not in output
+    assert leaks(output, key) == []
+    assert code == 1
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{scheme}://tenant-x9:{key}@{host}",
+        "{scheme}://{key}@{host}",
+        "{scheme}://{host}/?api_key={key}",
+        "{scheme}://{host}?key={key}&x=1",
+        "{scheme}://{host}/v1?access_token={key}",
+        "{scheme}://svc-q7:{key}@{host}/v1/?api_key={key}",
+    ],
+)
+@pytest.mark.parametrize("name", KEYS)
+def test_doctor_prints_no_credential_of_the_base_url(
+    template: str,
+    name: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    key = KEYS[name]
+    with loopback.serve(key) as base_url:
+        scheme, host = base_url.split("://")
+        given = template.format(scheme=scheme, host=host, key=forms(key)["url-encoded"])
+        monkeypatch.setenv("EVOLINK_API_KEY", key)
+        monkeypatch.setenv("EVOLINK_BASE_URL", given)
+        code, output, report = _doctor_output(capsys)
+    assert leaks(output, key) == []
+    assert "tenant-x9" not in output
+    assert "svc-q7" not in output
+    assert report["reach"][0]["ok"] is True  # reached without the credentials
+    assert code == 1  # ChatKimi refuses such a base URL: the calls say why
