@@ -4,7 +4,7 @@ Loopback servers only (127.0.0.1).
 
 Each is fed a key in every form a gateway or an environment may hand it back (plain, JSON-escaped
 `\\/`, `\\u`-escaped, URL-encoded, padded; with and without the `sk-` prefix, see
-`tests/secret_forms.py`) and must write none of them.
+`tests/support/secret_forms.py`) and must write none of them.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from langchain_kimi import doctor
-from tests import cassette_format
-from tests.live import checks, loopback, record
-from tests.live.exchanges import Exchange
-from tests.live.questions import QUESTIONS
-from tests.live.report import Report, SuiteOutcome, render
-from tests.secret_forms import ENCODINGS, KEYS, forms, leaks
+from tests.support import cassette_format
+from tests.support.secret_forms import ENCODINGS, KEYS, forms, leaks
+from tools.live import checks, loopback, record
+from tools.live.exchanges import Exchange
+from tools.live.questions import QUESTIONS
+from tools.live.report import Report, SuiteOutcome, render
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 CASES = [(k, e) for k in KEYS for e in ENCODINGS]
@@ -52,7 +52,7 @@ def _echoing_exchanges(key: str, echoed: str) -> list[Exchange]:
         "method": "POST",
         "request_headers": headers,
         "request_body": request % echoed,
-        "test": "tests/live/test_x.py::test_echo",
+        "test": "tools/live/test_x.py::test_echo",
     }
     error = '{"type": "error", "error": {"type": "authentication_error", "message": "bad key %s"}}'
     sse = 'event: error\ndata: {"type": "error", "error": {"message": "bad key %s"}}\n\n'
