@@ -47,6 +47,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-suites", action="store_true", help="only the open questions")
     parser.add_argument(
+        "--costly",
+        action="store_true",
+        help="also ask the questions that need a large billed request (a near-full context)",
+    )
+    parser.add_argument(
         "--timeout-minutes", type=float, default=240, help="bound on the whole suite run"
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the report as JSON")
@@ -66,7 +71,9 @@ def _plan(args: argparse.Namespace, base_url: str, models: list[str], protocols:
             if args.search
             else "; no web search (--search);"
         ),
-        f"- answer {len(QUESTIONS)} open questions (tools/live/questions.py) with raw probes;",
+        f"- answer {len(QUESTIONS)} open questions (tools/live/questions.py) with raw probes"
+        + ("" if args.costly else ", skipping the costly ones (--costly)")
+        + ";",
         "- validate every response (bodies, stream events and their order, error bodies) against spec/;",
     ]
     if args.record:
@@ -131,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         suites, exchanges = SuiteOutcome(), []
         if not args.no_suites:
             suites, exchanges = _run_suites(args, base_url, models, protocols, Path(tmp))
-    probe = Probe(base_url, key, ExchangeLog(), fallback_url=fallback)
+    probe = Probe(base_url, key, ExchangeLog(), fallback_url=fallback, costly=args.costly)
     try:
         answers = answer_all(probe, exchanges)
     finally:
