@@ -79,6 +79,14 @@ def test_without_a_key_live_prints_the_plan_and_sends_nothing(tmp_path: Path) ->
     assert report == {}
 
 
+def test_a_padded_key_stops_live_before_sending(tmp_path: Path) -> None:
+    code, report, output = _live(tmp_path, frozenset({"unauthorized"}), key=f" {KEY}\n")
+    assert code == 2
+    assert output.startswith("EVOLINK_API_KEY has surrounding whitespace: remove it.")
+    assert KEY not in output
+    assert report == {}
+
+
 def test_faithful_gateway_gives_a_clean_report(faithful: tuple[int, dict[str, Any], Path]) -> None:
     code, report, _ = faithful
     assert report["findings"] == []

@@ -133,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
     if not key:
         print(_plan(args, Scrubber.for_key(None, base_url).url(base_url), models, protocols))
         return 0
+    if key != key.strip():
+        # ChatKimi refuses such a key (an HTTP header cannot carry it): nothing would run.
+        print("EVOLINK_API_KEY has surrounding whitespace: remove it. Nothing was sent.")
+        return 2
     fallback = DOCUMENTED_FALLBACK_URL if base_url.rstrip("/") == DEFAULT_BASE_URL else None
     with tempfile.TemporaryDirectory(prefix="kimi-live-") as tmp:
         suites, exchanges = SuiteOutcome(), []
