@@ -230,19 +230,16 @@ def _weather_turns(assistant: dict[str, Any], result: dict[str, Any]) -> list[di
     return [{"role": "user", "content": "Weather in Oslo? Use the tool."}, assistant, result]
 
 
-_WEATHER_TOOL_CHAT = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Weather for a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-    },
-}
-_WEATHER_TOOL_MESSAGES = {
-    "name": "get_weather",
-    "description": "Weather for a city.",
-    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
-}
+def _city_tool(name: str, description: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One tool taking a city, as Messages declares it and as Chat does."""
+    parameters = {"type": "object", "properties": {"city": {"type": "string"}}}
+    function = {"name": name, "description": description, "parameters": parameters}
+    messages = {"name": name, "description": description, "input_schema": parameters}
+    return messages, {"type": "function", "function": function}
+
+
+_WEATHER_TOOL_MESSAGES, _WEATHER_TOOL_CHAT = _city_tool("get_weather", "Weather for a city.")
+_TIME_TOOL_MESSAGES, _TIME_TOOL_CHAT = _city_tool("get_time", "Local time in a city.")
 
 
 def chat_tool_turn_without_reasoning(probe: Probe, exchanges: Sequence[Exchange]) -> str:
@@ -437,21 +434,6 @@ def output_format_non_strict(probe: Probe, exchanges: Sequence[Exchange]) -> str
         detail = f", {_json_reply(exchange, schema)}" if exchange.status == 200 else ""
         outcomes.append(f"{label}: {_outcome(exchange)}{detail}")
     return "; ".join(outcomes)
-
-
-_TIME_TOOL_MESSAGES = {
-    "name": "get_time",
-    "description": "Local time in a city.",
-    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
-}
-_TIME_TOOL_CHAT = {
-    "type": "function",
-    "function": {
-        "name": "get_time",
-        "description": "Local time in a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-    },
-}
 
 
 def _messages_weather_history(model: str) -> dict[str, Any]:
