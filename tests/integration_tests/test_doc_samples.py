@@ -130,10 +130,12 @@ def test_sample_runs(sample: Sample, monkeypatch: pytest.MonkeyPatch) -> None:
 )
 def test_a_sample_that_calls_the_service_says_it_needs_a_key(sample: Sample) -> None:
     """Copied out of the page, a cassette sample calls the service: the page says so above it."""
-    assert "EVOLINK_API_KEY" in sample.preamble and "without-a-key" in sample.preamble, (
+    advice = (
         f"{sample.id}: say in one line above the sample that it needs EVOLINK_API_KEY and point "
         "at the page 'Try it without a key' (without-a-key.md)"
     )
+    assert "EVOLINK_API_KEY" in sample.preamble, advice
+    assert "without-a-key" in sample.preamble, advice
 
 
 def test_shown_output_is_read_from_the_page() -> None:
