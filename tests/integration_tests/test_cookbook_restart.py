@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _ONE_RUN = """
 import json, sys
+import pytest_socket
+pytest_socket.disable_socket(allow_unix_socket=True)  # the replay must not need a network
 from langchain.agents import create_agent
 from langchain_core.tools import tool
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -54,17 +56,15 @@ def _run(database: Path, question: str) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVOLINK_")}
     env["EVOLINK_API_KEY"] = "test-key-not-real"
     env["PYTHONPATH"] = str(ROOT)
-    done = subprocess.run(
+    # stderr is not captured here: pytest shows it (the child's traceback) when this fails.
+    out = subprocess.check_output(
         [sys.executable, "-c", _ONE_RUN, str(database), question],
         cwd=ROOT,
         env=env,
-        capture_output=True,
         text=True,
         timeout=180,
-        check=False,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, object] = json.loads(out.strip().splitlines()[-1])
     return result
 
 
