@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -25,18 +24,18 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
 from langchain_kimi import ChatKimi
-from tests.cassette_format import load_interactions
-from tests.loopback import LoopbackServer, QuietHandler, running
-from tests.schema_validation import validate_request
+from tests.support.cassette_format import load_interactions
+from tests.support.loopback import LoopbackServer, QuietHandler, running
+from tests.support.paths import CASSETTE_ROOT
+from tests.support.schema_validation import validate_request
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 
 KEY = "test-key-not-real"
 MODEL = "kimi-k3.1-pro"
-_CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
-_PLAIN = load_interactions(str(_CASSETTES / "core_cassettes" / "anthropic_plain.yaml"))
+_PLAIN = load_interactions(str(CASSETTE_ROOT / "core_cassettes" / "anthropic_plain.yaml"))
 """Messages: a reply (thinking + "OK"), then the same reply streamed (usage in message_start)."""
-_TOOL_CALL = load_interactions(str(_CASSETTES / "agents" / "openai_weather_thread.yaml"))[0]
+_TOOL_CALL = load_interactions(str(CASSETTE_ROOT / "agents" / "openai_weather_thread.yaml"))[0]
 """Chat Completions: reasoning_content and a get_weather call with Kimi's id style."""
 
 

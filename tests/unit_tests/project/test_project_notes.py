@@ -7,11 +7,11 @@ reference fails here instead of pointing readers at nothing.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
+
 NOTES = ["SECURITY.md", "CONTRIBUTING.md", "CHANGELOG.md"]
 _REFERENCE = re.compile(
     r"`?((?:tests|langchain_kimi|docs|examples)/[\w/.-]+\.(?:py|md))(?:::(\w+))?"
