@@ -17,6 +17,7 @@ counts such as `max_tokens` or `x-ratelimit-remaining-tokens` are not credential
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import re
@@ -111,18 +112,22 @@ class Scrubber:
     def url(self, url: str) -> str:
         """The URL without `user:password@`, credential-named query values replaced, every
         other part cleaned as text."""
+        userinfo, rest = split_userinfo(url)
+        if userinfo is not None:
+            url = f"{url[: url.index('://') + 3]}{REDACTED}@{rest}"
         try:
             parts = urlsplit(url)
         except ValueError:
             return self.text(url)
-        netloc = parts.netloc.rpartition("@")[2]
-        netloc = f"{REDACTED}@{netloc}" if "@" in parts.netloc else netloc
         query = urlencode(
-            [(name, self._field(name, value)) for name, value in _query(parts.query)],
+            [
+                (name, REDACTED if _is_credential_parameter(name) else self.text(value))
+                for name, value in _query(parts.query)
+            ],
             safe="*",
         )
         cleaned = urlunsplit(
-            (parts.scheme, netloc, self.text(parts.path), query, self.text(parts.fragment))
+            (parts.scheme, parts.netloc, self.text(parts.path), query, self.text(parts.fragment))
         )
         return self.text(cleaned)
 
@@ -160,16 +165,35 @@ class Scrubber:
         return self.value(value)
 
 
+def _is_credential_parameter(name: str) -> bool:
+    """A query parameter holding a credential: a credential name, or `key` / `token` alone
+    (`?key=` is how many HTTP APIs take a key)."""
+    return is_credential_name(name) or name.lower() in _CREDENTIAL_LAST_WORDS
+
+
 def _query(query: str) -> list[tuple[str, str]]:
     return parse_qsl(query, keep_blank_values=True)
 
 
+def split_userinfo(url: str) -> tuple[str | None, str]:
+    """(`user:password`, the URL after its `@`), or (None, url) when the URL has none.
+
+    Everything between `://` and the last `@` before the query counts: a password holding an
+    unencoded `/` (`https://u:ab/cd@host`) ends the authority for a URL parser, which then sees a
+    host `u` with port `ab` and a path `/cd@host`; it is a password all the same."""
+    _, separator, rest = url.partition("://")
+    before_query = re.split(r"[?#]", rest, maxsplit=1)[0]
+    if not separator or "@" not in before_query:
+        return None, url
+    userinfo = before_query.rpartition("@")[0]
+    return userinfo, rest[len(userinfo) + 1 :]
+
+
 def url_credentials(url: str) -> list[str]:
     """The secrets a URL carries: user and password, credential-named query values."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return []
-    found = [unquote(parts.username or ""), unquote(parts.password or "")]
-    found += [value for name, value in _query(parts.query) if is_credential_name(name)]
+    userinfo, _ = split_userinfo(url)
+    user, _, password = (userinfo or "").partition(":")
+    found = [unquote(user), unquote(password)]
+    with contextlib.suppress(ValueError):  # an invalid IPv6 host: no query to read
+        found += [v for name, v in _query(urlsplit(url).query) if _is_credential_parameter(name)]
     return [item for item in found if item]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from langchain_kimi._secrets import REDACTED, Scrubber, is_credential_name
+from langchain_kimi._secrets import REDACTED, Scrubber, is_credential_name, split_userinfo
 from tests.support.secret_forms import ENCODINGS, KEYS, forms, leaks
 
 
@@ -142,3 +142,18 @@ def test_a_url_echoing_the_key_in_its_query_loses_it() -> None:
     key = KEYS["sk-prefixed"]
     url = f"https://gateway.example/v1/messages?echo={forms(key)['url-encoded']}"
     assert leaks(Scrubber.for_key(key).url(url), key) == []
+
+
+def test_a_password_with_an_unencoded_slash_is_still_userinfo() -> None:
+    url = "https://svc:ab/cd+ef=gh1234@gateway.example/v1?x=1"
+    assert split_userinfo(url) == ("svc:ab/cd+ef=gh1234", "gateway.example/v1?x=1")
+    assert Scrubber.for_key(None, url).url(url) == "https://***@gateway.example/v1?x=1"
+    assert split_userinfo("https://gateway.example/v1?mail=a@b") == (
+        None,
+        "https://gateway.example/v1?mail=a@b",
+    )
+
+
+def test_key_and_token_alone_are_credentials_in_a_query() -> None:
+    url = "https://gateway.example/?key=abc123456789&token=zz&mode=fast"
+    assert Scrubber().url(url) == "https://gateway.example/?key=***&token=***&mode=fast"
