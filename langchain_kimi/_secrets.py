@@ -27,7 +27,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 REDACTED = "***"
 _KEY_SHAPED = re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}")
-_USERINFO = re.compile(r"(?<=://)[^/?#@\s]*@")
+_USERINFO = re.compile(r"(?<=://)[^/?#@\s\"'<>]*@")
 _CREDENTIAL_WORDS = frozenset(
     {
         "auth",

@@ -157,3 +157,9 @@ def test_a_password_with_an_unencoded_slash_is_still_userinfo() -> None:
 def test_key_and_token_alone_are_credentials_in_a_query() -> None:
     url = "https://gateway.example/?key=abc123456789&token=zz&mode=fast"
     assert Scrubber().url(url) == "https://gateway.example/?key=***&token=***&mode=fast"
+
+
+def test_userinfo_is_found_inside_one_json_string_only() -> None:
+    text = '{"u":"https://x","e":"a@b","v":"https://svc:pw@host"}'
+    cleaned = Scrubber().text(text)
+    assert json.loads(cleaned) == {"u": "https://x", "e": "a@b", "v": "https://***@host"}
