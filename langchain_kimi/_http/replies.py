@@ -1,7 +1,7 @@
 """What an HTTP response means: the JSON body of a success, or a `Failure` with its typed error.
 
 Pure (no I/O); the error classes and the body parsing continue in `_errors.py`. Every text that
-may echo the key is redacted here before it reaches an error.
+may echo the key is redacted here (`_errors.redact`) before it reaches an error.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from langchain_kimi._errors import (
     KimiTimeoutError,
     error_from_response,
     error_from_stream_payload,
+    redact,
     snippet,
 )
 from langchain_kimi._http.retry import Failure, is_retryable_status, retry_after_seconds
-from langchain_kimi._secrets import Scrubber
 
 _REQUEST_ID_HEADERS = ("x-request-id", "request-id")
 
@@ -36,12 +36,6 @@ def header_request_id(headers: Mapping[str, str]) -> str | None:
         if value:
             return value
     return None
-
-
-def redact(text: str, secret: str) -> str:
-    """`text` without the key in any encoding a gateway may echo it in (JSON escapes, percent-
-    encoding) nor anything key-shaped: the shared scrubber of `_secrets`."""
-    return Scrubber((secret,)).text(text)
 
 
 def failure_from_status(
@@ -148,7 +142,7 @@ def is_open_stream(status: int, headers: Mapping[str, str]) -> bool:
     return 200 <= status < 300 and is_event_stream(headers)
 
 
-def settle_reply(
+def judge_reply(
     status: int,
     headers: Mapping[str, str],
     text: str,

@@ -17,7 +17,7 @@ import jsonschema
 
 from langchain_kimi._contract import FOREIGN_TURN_REASONING
 from langchain_kimi._errors import error_from_response
-from langchain_kimi.doctor import MODELS
+from langchain_kimi._request.profiles import KNOWN_MODELS as MODELS
 from langchain_kimi.protocols.openai_chat.web_search import next_body
 from tools.authoring._shared import IMAGE_URL
 from tools.live.checks import stream_payloads
