@@ -20,15 +20,15 @@ import httpx
 from pydantic import SecretStr
 
 from langchain_kimi._errors import KimiError
-from langchain_kimi._http.config import build_headers, validate_config
-from langchain_kimi._http.event_stream import Opened, host
+from langchain_kimi._http.config import build_headers, host, validate_config
+from langchain_kimi._http.event_stream import Opened
 from langchain_kimi._http.pool import shared as _pool
 from langchain_kimi._http.pool.admission import AdmittedCall, Permit, outcome_of
 from langchain_kimi._http.replies import (
     ReadFailure,
     error_after_response,
     header_request_id,
-    settle_reply,
+    judge_reply,
 )
 from langchain_kimi._http.retry import Failure
 from langchain_kimi._version import __version__
@@ -163,7 +163,9 @@ class Exchange:
             client.cookies.set_cookie_header(request)
         return request
 
-    def _unreadable(self, exc: httpx.DecodingError, base: str, *, stream: bool = True) -> KimiError:
+    def _undecodable(
+        self, exc: httpx.DecodingError, base: str, *, stream: bool = True
+    ) -> KimiError:
         return error_after_response(exc, host(base), secret=self._secret, streaming=stream)
 
     def _attempt_done(
@@ -175,7 +177,7 @@ class Exchange:
         *,
         stream: bool,
     ) -> JsonReply | Failure:
-        settled = settle_reply(
+        judged = judge_reply(
             response.status_code,
             response.headers,
             text,
@@ -184,6 +186,6 @@ class Exchange:
             stream=stream,
             secret=self._secret,
         )
-        if isinstance(settled, Failure):
-            return settled
-        return JsonReply(settled, base, header_request_id(response.headers), response.status_code)
+        if isinstance(judged, Failure):
+            return judged
+        return JsonReply(judged, base, header_request_id(response.headers), response.status_code)

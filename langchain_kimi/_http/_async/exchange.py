@@ -14,8 +14,8 @@ import httpx
 
 from langchain_kimi._http._async.event_stream import AsyncEventStream, afirst_wanted
 from langchain_kimi._http._async.reading import aiter_events, aread_body
-from langchain_kimi._http.config import encode_body
-from langchain_kimi._http.event_stream import Opened, host
+from langchain_kimi._http.config import encode_body, host
+from langchain_kimi._http.event_stream import Opened
 from langchain_kimi._http.exchange import Exchange, JsonReply, report
 from langchain_kimi._http.pool.admission import Permit
 from langchain_kimi._http.replies import failure_before_response, is_open_stream
@@ -35,7 +35,7 @@ class AsyncExchange(Exchange):
             return failure_before_response(exc, host(base), secret=self._secret)
         except httpx.DecodingError as exc:
             return Failure(
-                self._unreadable(exc, base, stream=stream), retryable=False, fallback=False
+                self._undecodable(exc, base, stream=stream), retryable=False, fallback=False
             )
         if stream and is_open_stream(response.status_code, response.headers):
             events = aiter_events(response, self._config.timeout.read)
@@ -44,7 +44,7 @@ class AsyncExchange(Exchange):
             except httpx.TransportError as exc:
                 failure = failure_before_response(exc, host(base), secret=self._secret)
             except httpx.DecodingError as exc:
-                failure = Failure(self._unreadable(exc, base), retryable=False, fallback=False)
+                failure = Failure(self._undecodable(exc, base), retryable=False, fallback=False)
             except BaseException:  # interrupted while waiting for the first event
                 await response.aclose()
                 raise

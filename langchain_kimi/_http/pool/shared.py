@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from langchain_kimi._http.config import DEFAULT_TIMEOUT
 from langchain_kimi._http.pool.admission import Admission
 from langchain_kimi._http.pool.drains import Drains
 
@@ -49,8 +50,7 @@ IDLE_SECONDS = 30.0
 event loop that is not running, stays open for the next use. One model per tenant key or one event
 loop per request must not keep their connections (file descriptors, buffers) for ever."""
 # Every request carries its own `httpx.Timeout` (Transport sets it per request); the clients'
-# default only applies to requests that do not, and there are none.
-_CLIENT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
+# default (`DEFAULT_TIMEOUT`) only applies to requests that do not, and there are none.
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ class SharedPool:
         with self._lock:
             if self._client is None:
                 self._client = httpx.Client(
-                    timeout=_CLIENT_TIMEOUT, limits=self._limits, verify=_tls_context()
+                    timeout=DEFAULT_TIMEOUT, limits=self._limits, verify=_tls_context()
                 )
             return self._client
 
@@ -151,7 +151,7 @@ class SharedPool:
                 return entry.client
             self._forget_gone_loops_locked()
             client = httpx.AsyncClient(
-                timeout=_CLIENT_TIMEOUT, limits=self._limits, verify=_tls_context()
+                timeout=DEFAULT_TIMEOUT, limits=self._limits, verify=_tls_context()
             )
             entry = self._async_clients[loop] = _LoopClient(client, _close_at_loop_shutdown(client))
         await anext(entry.closer)  # runs up to its `yield` without suspending: nothing interleaves
