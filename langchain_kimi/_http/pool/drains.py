@@ -68,6 +68,11 @@ class Drain:
             self._closed = True
 
     def done(self) -> None:
+        """The drain is over: from now on `cut` does nothing. Called before the stream's
+        generators and response are closed: closing them gives the connection back (httpcore
+        releases it when its body generator is closed, without `response.close`), and a cut
+        after that would shut down a connection already serving another request."""
+        self._closing()
         self._drains._finished(self)
 
 
@@ -111,7 +116,10 @@ class Drains:
 
     def start(self, response: httpx.Response) -> Drain | None:
         """A place for one background drain of `response`; None when `DRAINS_PER_POOL` drains are
-        running: then the connection is closed instead."""
+        running (the connection is then closed instead) or when the body was read to its end
+        already (its connection is back in the pool, maybe serving another request)."""
+        if response.is_closed:
+            return None
         with self._lock:
             if len(self._running) >= DRAINS_PER_POOL:
                 return None

@@ -283,3 +283,28 @@ def test_an_interrupted_wait_for_a_slot_leaves_the_queue() -> None:
     assert pool.in_flight == 0
     assert "queued=0" in repr(pool)
     assert pool.call(0.5).enter(lambda _: None) is not None  # the next call gets the slot
+
+
+def test_a_drain_never_cuts_a_connection_given_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream read to the end of its body has given its connection back (httpcore releases it
+    when the body ends, or when the body generator is closed): no drain may shut it down later,
+    while it serves the next request (seen as 'connection reset' on the next call)."""
+    monkeypatch.setattr(drains, "DRAIN_SECONDS", 0.2)
+    hold = threading.Event()
+    with running(EchoServer()) as server:
+        server.on_request = lambda body: (
+            hold.wait(1) if body["messages"][-1]["content"] == "slow" else None
+        )
+        model = _stalling_model(server.url)
+        for i in range(3):  # streams read to the end: each connection goes back to the pool
+            with model._transport().stream_events(
+                PATH,
+                {
+                    "model": "kimi-k3.1-pro",
+                    "stream": True,
+                    "messages": [{"role": "user", "content": f"s{i}"}],
+                },
+            ) as events:
+                assert len(list(events)) == 2  # the echo chunk and [DONE], read to the body's end
+        # The next call reuses a connection and is still being answered when the deadlines pass.
+        assert model.invoke("slow").content == "slow"
