@@ -1,0 +1,185 @@
+"""The `kimi_cassette` pytest plugin, used as a user would: a throwaway project in a temporary
+folder records its test against a loopback gateway with a fake key, then replays it with no key,
+no server and sockets disabled; the cassette holds no form of the key.
+
+The loopback gateway is a `FakeKimiGateway` behind a real HTTP server on 127.0.0.1, which also
+echoes the key back (a header, a cookie, the reply text raw, JSON-escaped and URL-encoded), as a
+misbehaving proxy might.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from urllib.parse import quote, quote_plus
+
+import httpx
+import pytest
+
+from langchain_kimi.testing import FakeKimiGateway
+from tests.loopback import LoopbackServer, QuietHandler, running
+
+pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
+
+KEY = "sk-fake/Rec0rd+Key=NotReal_0123456789"
+KEY_FORMS = [
+    KEY,
+    json.dumps(KEY)[1:-1],
+    KEY.replace("/", "\\/"),
+    quote(KEY, safe=""),
+    quote_plus(KEY),
+]
+ECHO = f"(echo {KEY} {json.dumps(KEY)} {quote(KEY, safe='')} {quote_plus(KEY)})"
+
+USER_TESTS = """
+from langchain_kimi import ChatKimi
+
+
+def test_capital_openai(kimi_cassette):
+    model = ChatKimi(model="kimi-k3.1-pro", protocol="openai")
+    assert model.invoke("Capital of France?").text.startswith("Paris.")
+    assert "".join(c.text for c in model.stream("Capital of Italy?")) == "Rome."
+
+
+def test_capital_anthropic(kimi_cassette):
+    model = ChatKimi(model="kimi-k3.1-pro", protocol="anthropic")
+    reply = model.invoke("Capital of Spain?")
+    assert reply.text.startswith("Madrid.")
+    assert reply.additional_kwargs["thinking_blocks"][0]["signature"]
+    assert "".join(c.text for c in model.stream("Capital of Japan?")) == "Tokyo."
+"""
+
+
+def _gateway_server(gw: FakeKimiGateway) -> LoopbackServer:
+    class Handler(QuietHandler):
+        def do_POST(self) -> None:
+            content = self.rfile.read(int(self.headers["content-length"]))
+            request = httpx.Request(
+                "POST", f"http://gw{self.path}", headers=dict(self.headers), content=content
+            )
+            response = gw.transport.handle_request(request)
+            body = response.read()
+            self.send_response(response.status_code)
+            for name, value in response.headers.items():
+                if name.lower() not in ("content-length", "transfer-encoding", "connection"):
+                    self.send_header(name, value)
+            self.send_header("x-echo-key", KEY)
+            self.send_header("set-cookie", f"session={quote(KEY, safe='')}; Path=/")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    return LoopbackServer(Handler)
+
+
+def _pytest(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    clean = {
+        k: v for k, v in os.environ.items() if not k.startswith(("EVOLINK_", "PYTEST_", "VCR_"))
+    }
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+            *args,
+        ],
+        cwd=project,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("user_project")
+    (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_agent.py").write_text(textwrap.dedent(USER_TESTS))
+    return root
+
+
+@pytest.fixture(scope="module")
+def recorded(project: Path) -> subprocess.CompletedProcess[str]:
+    gw = FakeKimiGateway()
+    for answer in ("Paris. " + ECHO, "Rome.", "Madrid. " + ECHO, "Tokyo."):
+        gw.add_reply(text=answer)
+    with running(_gateway_server(gw)) as server:
+        done = _pytest(project, {"EVOLINK_API_KEY": KEY, "EVOLINK_BASE_URL": server.url}, "tests")
+    assert gw.remaining == 0, done.stdout + done.stderr
+    return done
+
+
+def test_a_missing_cassette_is_recorded_when_a_key_is_set(
+    project: Path, recorded: subprocess.CompletedProcess[str]
+) -> None:
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    folder = project / "tests" / "cassettes" / "test_agent"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "test_capital_anthropic.yaml",
+        "test_capital_openai.yaml",
+    ]
+    assert "/v1/messages" in (folder / "test_capital_anthropic.yaml").read_text()
+
+
+def test_the_cassettes_hold_no_key(
+    project: Path, recorded: subprocess.CompletedProcess[str]
+) -> None:
+    for cassette in (project / "tests" / "cassettes").rglob("*.yaml"):
+        text = cassette.read_text()
+        assert "<EVOLINK_API_KEY>" in text, "the echoes were recorded, scrubbed"
+        for form in KEY_FORMS:
+            assert form not in text, (cassette.name, form)
+        lowered = text.lower()
+        for header in ("authorization", "x-api-key", "set-cookie", "cookie:"):
+            assert header not in lowered, (cassette.name, header)
+
+
+def test_replay_needs_no_key_no_server_and_no_socket(
+    project: Path, recorded: subprocess.CompletedProcess[str]
+) -> None:
+    done = _pytest(project, {}, "tests", "--disable-socket")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
+
+
+def test_a_request_without_a_recording_fails_saying_how_to_record(
+    project: Path, recorded: subprocess.CompletedProcess[str]
+) -> None:
+    changed = project / "tests" / "test_changed.py"
+    changed.write_text(
+        textwrap.dedent(USER_TESTS).replace("Capital of France?", "Capital of Peru?")
+    )
+    (project / "tests" / "cassettes" / "test_changed").mkdir()
+    for name in ("test_capital_openai.yaml", "test_capital_anthropic.yaml"):
+        recording = project / "tests" / "cassettes" / "test_agent" / name
+        (project / "tests" / "cassettes" / "test_changed" / name).write_text(recording.read_text())
+    done = _pytest(project, {}, "tests/test_changed.py", "--disable-socket")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed, 1 passed" in done.stdout
+    assert "no recording of POST /v1/chat/completions" in done.stdout
+    assert (
+        "EVOLINK_API_KEY=... pytest --kimi-record 'tests/test_changed.py::test_capital_openai'"
+        in done.stdout
+    )
+
+
+def test_a_missing_cassette_without_a_key_fails_saying_how_to_record(project: Path) -> None:
+    lonely = project / "tests" / "test_lonely.py"
+    lonely.write_text("def test_nothing_recorded(kimi_cassette):\n    pass\n")
+    done = _pytest(project, {}, "tests/test_lonely.py")
+    lonely.unlink()
+    assert done.returncode == 1
+    assert "no cassette" in done.stdout
+    assert "--kimi-record" in done.stdout
