@@ -74,6 +74,8 @@ class FakeKimiGateway:
         self.refusals: list[str] = []
         """Why each refused request was refused (the 400 error message), in order."""
         self.transport = httpx.MockTransport(self._handle)
+        """The gateway as an httpx transport: `httpx.Client(transport=gw.transport)` talks to it
+        (what `chat_model` does), for code that builds its own clients."""
         self._clients: tuple[httpx.Client, httpx.AsyncClient] | None = None
 
     # -- the script -------------------------------------------------------------------------
@@ -181,7 +183,7 @@ class FakeKimiGateway:
             return self._serve(request)
 
     def _serve(self, request: httpx.Request) -> httpx.Response:
-        request_id = f"req_fake_{next(self._ids):04d}"
+        request_id = f"req_fake_{len(self.requests) + 1:04d}"
         path = request.url.path
         protocol = _PATHS.get(path, "openai")
         try:

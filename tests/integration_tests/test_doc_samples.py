@@ -2,8 +2,9 @@
 
 Each ```python block must be announced by a comment right above it:
 `<!-- sample: cassette=<path under cassettes/> -->` (replayed, record mode none, JSON bodies
-matched) or `<!-- sample: offline -->` (no network at all). A block without one fails, so no sample
-goes unrun. Right after the block, `<!-- output -->` and a ```text block show what it prints: the
+matched), `<!-- sample: offline -->` (no network at all) or `<!-- sample: pytest-file -->` (a
+test file of the user's, run by `tests/testing_kit/test_kimi_cassette.py` in a throwaway
+project). A block without one fails, so no sample goes unrun. Right after the block, `<!-- output -->` and a ```text block show what it prints: the
 sample's output must equal it, line for line, so the page never shows what the code does not do.
 """
 
@@ -25,7 +26,7 @@ from tests.cassette_format import replay_vcr
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^```python\s*$")
-_ANNOTATION = re.compile(r"<!--\s*sample:\s*(offline|cassette=(\S+))\s*-->")
+_ANNOTATION = re.compile(r"<!--\s*sample:\s*(offline|pytest-file|cassette=(\S+))\s*-->")
 _OUTPUT = re.compile(r"^<!--\s*output\s*-->\s*$")
 
 
@@ -36,6 +37,8 @@ class Sample:
     code: str
     cassette: str | None
     annotated: bool
+    pytest_file: bool
+    """A user's test file: run by pytest in a project of its own, not here."""
     shown: str | None
     """The output the page shows under the sample, or None when it shows none."""
 
@@ -59,6 +62,7 @@ def _samples() -> Iterator[Sample]:
                 code="\n".join(lines[index + 1 : end]),
                 cassette=match.group(2) if match else None,
                 annotated=match is not None,
+                pytest_file=match is not None and match.group(1) == "pytest-file",
                 shown=_shown_output(lines, end),
             )
 
@@ -77,7 +81,9 @@ def _lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.strip("\n").splitlines()]
 
 
-SAMPLES = list(_samples())
+ALL_SAMPLES = list(_samples())
+SAMPLES = [s for s in ALL_SAMPLES if not s.pytest_file]
+PYTEST_FILE_SAMPLES = [s for s in ALL_SAMPLES if s.pytest_file]
 
 
 def test_samples_were_found() -> None:

@@ -225,7 +225,7 @@ def test_a_changed_signature_is_refused_as_the_service_would() -> None:
     ) as info:
         gw.chat_model(protocol="anthropic").bind_tools([get_weather]).invoke(history)
     assert info.value.status_code == 400
-    assert info.value.request_id == "req_fake_0003"
+    assert info.value.request_id == "req_fake_0002"
     assert gw.remaining == 1, "a refused request uses no step"
 
 

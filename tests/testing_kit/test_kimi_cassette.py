@@ -4,7 +4,7 @@ no server and sockets disabled; the cassette holds no form of the key.
 
 The loopback gateway is a `FakeKimiGateway` behind a real HTTP server on 127.0.0.1, which also
 echoes the key back (a header, a cookie, the reply text raw, JSON-escaped and URL-encoded), as a
-misbehaving proxy might.
+misbehaving proxy might. The project also holds the docs' `pytest-file` samples, so they run too.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import httpx
 import pytest
 
 from langchain_kimi.testing import FakeKimiGateway
+from tests.integration_tests.test_doc_samples import PYTEST_FILE_SAMPLES
 from tests.loopback import LoopbackServer, QuietHandler, running
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
@@ -107,6 +108,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     (root / "tests").mkdir()
     (root / "tests" / "test_agent.py").write_text(textwrap.dedent(USER_TESTS))
+    for sample in PYTEST_FILE_SAMPLES:  # each starts with a `# tests/<file>.py` comment
+        name = sample.code.splitlines()[0].removeprefix("# ").strip()
+        assert name.startswith("tests/test_"), sample.id
+        (root / name).write_text(sample.code + "\n")
     return root
 
 
@@ -115,6 +120,7 @@ def recorded(project: Path) -> subprocess.CompletedProcess[str]:
     gw = FakeKimiGateway()
     for answer in ("Paris. " + ECHO, "Rome.", "Madrid. " + ECHO, "Tokyo."):
         gw.add_reply(text=answer)
+    gw.add_reply(text="Paris", reasoning="The capital of France is Paris.")  # the docs' sample
     with running(_gateway_server(gw)) as server:
         done = _pytest(project, {"EVOLINK_API_KEY": KEY, "EVOLINK_BASE_URL": server.url}, "tests")
     assert gw.remaining == 0, done.stdout + done.stderr
@@ -131,6 +137,8 @@ def test_a_missing_cassette_is_recorded_when_a_key_is_set(
         "test_capital_openai.yaml",
     ]
     assert "/v1/messages" in (folder / "test_capital_anthropic.yaml").read_text()
+    assert len(PYTEST_FILE_SAMPLES) == 1, "one loopback reply is scripted per docs sample"
+    assert (project / "tests" / "cassettes" / "test_capital" / "test_capital.yaml").is_file()
 
 
 def test_the_cassettes_hold_no_key(
@@ -151,7 +159,7 @@ def test_replay_needs_no_key_no_server_and_no_socket(
 ) -> None:
     done = _pytest(project, {}, "tests", "--disable-socket")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "2 passed" in done.stdout
+    assert "3 passed" in done.stdout
 
 
 def test_a_request_without_a_recording_fails_saying_how_to_record(
