@@ -58,4 +58,12 @@ def request_problems(body: Any, protocol: str) -> list[str]:
     """Where `body` breaks the request schema of its model x protocol ([] when it does not)."""
     family = "k3" if isinstance(body, dict) and body.get("model") == "kimi-k3" else "k3.1"
     errors = sorted(_validator(protocol, family).iter_errors(body), key=lambda e: list(e.path))
-    return [f"{'/'.join(map(str, e.absolute_path)) or '(body)'}: {e.message}" for e in errors[:5]]
+    return [
+        f"{'/'.join(map(str, e.absolute_path)) or '(body)'}: {_short(e.message)}"
+        for e in errors[:5]
+    ]
+
+
+def _short(text: str, limit: int = 300) -> str:
+    """jsonschema quotes the offending value whole: a long message would bury the reason."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -192,30 +193,29 @@ class FakeKimiGateway:
             body = None
         self.requests.append(body)
         self.paths.append(path)
-        if path not in _PATHS:
-            return self._error(
-                Error(404, f"no route for {path}", "not_found_error", None, None),
-                protocol,
-                request_id,
-            )
-        if not request.headers.get("authorization", "").removeprefix("Bearer ").strip():
-            return self._error(
-                Error(401, "missing API key", "authentication_error", None, None),
-                protocol,
-                request_id,
-            )
-        found = documents.request_problems(body, protocol)
-        if not found:
-            found = rules.problems(body, protocol, self._issued)
-        if found:
-            message = "; ".join(found)
-            self.refusals.append(message)
-            error = Error(400, message, "invalid_request_error", "invalid_request", None)
-            return self._error(error, protocol, request_id)
+        refusal = self._refusal(request, body, protocol)
+        if refusal is not None:
+            return self._error(refusal, protocol, request_id)
         step = self._next_step(protocol, body, path)
         if isinstance(step, Error):
             return self._error(step, protocol, request_id)
         return self._reply(step, protocol, body, request_id)
+
+    def _refusal(self, request: httpx.Request, body: Any, protocol: str) -> Error | None:
+        """What the service would answer instead of a reply: 404, 401, or 400 with the reason."""
+        path = request.url.path
+        if path not in _PATHS:
+            return Error(404, f"no route for POST {path}", "not_found_error", None, None)
+        if not request.headers.get("authorization", "").removeprefix("Bearer ").strip():
+            return Error(401, "missing API key", "authentication_error", None, None)
+        found = documents.request_problems(body, protocol)
+        if not found:
+            found = rules.problems(body, protocol, self._issued)
+        if not found:
+            return None
+        message = "; ".join(found)
+        self.refusals.append(message)
+        return Error(400, message, "invalid_request_error", "invalid_request", None)
 
     def _next_step(
         self, protocol: str, body: dict[str, Any], path: str
@@ -277,7 +277,7 @@ class FakeKimiGateway:
     def _error(self, error: Error, protocol: str, request_id: str) -> httpx.Response:
         headers = {"x-request-id": request_id, **error.headers}
         if error.retry_after is not None:
-            headers["retry-after"] = str(max(0, round(error.retry_after)))
+            headers["retry-after"] = str(math.ceil(max(0.0, error.retry_after)))
             headers["retry-after-ms"] = str(round(error.retry_after * 1000))
         return httpx.Response(
             error.status, json=wire.error_body(error, protocol, request_id), headers=headers

@@ -119,37 +119,31 @@ def openai_json(message: Json, finish: str, usage: Usage, r: Rendering) -> Json:
 
 
 def openai_sse(message: Json, finish: str, usage: Usage, r: Rendering) -> str:
-    def chunk(delta: Json, finish_reason: str | None = None, *, choices: bool = True) -> str:
-        body: Json = {
-            "id": r.reply_id,
-            "object": "chat.completion.chunk",
-            "created": CREATED,
-            "model": r.model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]
-            if choices
-            else [],
-        }
-        return f"data: {_compact(body)}\n\n"
+    """Chunks: role, reasoning, answer, each tool call (head, then arguments), the finish, then
+    a trailing chunk with empty `choices` and the usage; `data: [DONE]` ends the stream."""
 
-    out = [chunk({"role": "assistant", "content": ""})]
-    out += [chunk({"reasoning_content": p}) for p in _pieces(message["reasoning_content"])]
-    out += [chunk({"content": p}) for p in _pieces(message["content"] or "")]
+    def chunk(choices: list[Json], **extra: Any) -> str:
+        head = {"id": r.reply_id, "object": "chat.completion.chunk", "created": CREATED}
+        return f"data: {_compact({**head, 'model': r.model, 'choices': choices, **extra})}\n\n"
+
+    def delta(content: Json, finish_reason: str | None = None) -> str:
+        return chunk([{"index": 0, "delta": content, "finish_reason": finish_reason}])
+
+    out = [delta({"role": "assistant", "content": ""})]
+    out += [delta({"reasoning_content": p}) for p in _pieces(message["reasoning_content"])]
+    out += [delta({"content": p}) for p in _pieces(message["content"] or "")]
     for index, call in enumerate(message.get("tool_calls") or []):
+        function = call["function"]
         head = {"index": index, "id": call["id"], "type": call["type"]}
-        name = call["function"]["name"]
-        out.append(chunk({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]}))
         out.append(
-            chunk(
-                {
-                    "tool_calls": [
-                        {"index": index, "function": {"arguments": call["function"]["arguments"]}}
-                    ]
-                }
+            delta(
+                {"tool_calls": [{**head, "function": {"name": function["name"], "arguments": ""}}]}
             )
         )
-    out.append(chunk({}, finish))
-    usage_chunk = chunk({}, choices=False).removeprefix("data: ").strip()
-    out.append(f"data: {_compact({**json.loads(usage_chunk), 'usage': openai_usage(usage)})}\n\n")
+        arguments = {"index": index, "function": {"arguments": function["arguments"]}}
+        out.append(delta({"tool_calls": [arguments]}))
+    out.append(delta({}, finish))
+    out.append(chunk([], usage=openai_usage(usage)))
     out.append("data: [DONE]\n\n")
     return "".join(out)
 

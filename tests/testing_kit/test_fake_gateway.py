@@ -14,6 +14,7 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langchain_core.tools import tool
+from pydantic import BaseModel
 
 from langchain_kimi import (
     ChatKimi,
@@ -339,3 +340,22 @@ def test_bad_script_input_is_refused_at_once() -> None:
     with pytest.raises(ValueError, match="unknown key"):
         gw.add_reply(usage={"input": 3})
     assert gw.remaining == 0
+
+
+class Capital(BaseModel):
+    city: str
+
+
+@pytest.mark.parametrize("method", ["json_schema", "function_calling"])
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_structured_output_is_scripted_as_its_json_or_its_tool_call(
+    protocol: str, method: str
+) -> None:
+    gw = FakeKimiGateway()
+    if method == "json_schema":
+        gw.add_reply(text='{"city": "Paris"}')
+    else:
+        gw.add_reply(tool_calls=[{"name": "Capital", "args": {"city": "Paris"}}])
+    model = gw.chat_model(protocol=protocol).with_structured_output(Capital, method=method)  # type: ignore[arg-type]
+    assert model.invoke("Capital of France?") == Capital(city="Paris")
+    assert gw.refusals == []
