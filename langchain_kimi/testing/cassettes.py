@@ -86,16 +86,16 @@ class Plan:
     nodeid: str
 
 
-def cassette_path(rootdir: Path, module_path: Path, test_name: str) -> Path:
-    """`<rootdir>/tests/cassettes/<module>/<test>.yaml` (parameters kept, made file-safe)."""
-    name = re.sub(r"[^\w.\-]+", "_", test_name).strip("_")
+def cassette_path(rootdir: Path, module_path: Path, nodeid: str) -> Path:
+    """`<rootdir>/tests/cassettes/<module>/<test>.yaml`; a test in a class is `<Class>.<test>`,
+    parameters are kept (`test_x[a-1]` -> `test_x_a-1`)."""
+    test = nodeid.split("::", 1)[-1].replace("::", ".")
+    name = re.sub(r"[^\w.\-]+", "_", test).strip("_")
     return rootdir / "tests" / "cassettes" / module_path.stem / f"{name}.yaml"
 
 
-def plan(
-    rootdir: Path, module_path: Path, test_name: str, nodeid: str, *, force_record: bool
-) -> Plan:
-    path = cassette_path(rootdir, module_path, test_name)
+def plan(rootdir: Path, module_path: Path, nodeid: str, *, force_record: bool) -> Plan:
+    path = cassette_path(rootdir, module_path, nodeid)
     has_key = bool(os.environ.get(KEY_ENV))
     if force_record and not has_key:
         raise NoRecordingError(f"--kimi-record needs {KEY_ENV} set: it calls the real service")

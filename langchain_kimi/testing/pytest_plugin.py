@@ -44,7 +44,6 @@ def kimi_cassette(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     plan = cassettes.plan(
         Path(request.config.rootpath),
         Path(str(request.node.path)),
-        request.node.name,
         request.node.nodeid,
         force_record=bool(request.config.getoption("kimi_record")),
     )

@@ -20,7 +20,7 @@ from urllib.parse import quote, quote_plus
 import httpx
 import pytest
 
-from langchain_kimi.testing import FakeKimiGateway
+from langchain_kimi.testing import FakeKimiGateway, cassettes
 from tests.integration_tests.test_doc_samples import PYTEST_FILE_SAMPLES
 from tests.loopback import LoopbackServer, QuietHandler, running
 
@@ -37,6 +37,8 @@ KEY_FORMS = [
 ECHO = f"(echo {KEY} {json.dumps(KEY)} {quote(KEY, safe='')} {quote_plus(KEY)})"
 
 USER_TESTS = """
+import asyncio
+
 from langchain_kimi import ChatKimi
 
 
@@ -52,6 +54,7 @@ def test_capital_anthropic(kimi_cassette):
     assert reply.text.startswith("Madrid.")
     assert reply.additional_kwargs["thinking_blocks"][0]["signature"]
     assert "".join(c.text for c in model.stream("Capital of Japan?")) == "Tokyo."
+    assert asyncio.run(model.ainvoke("Capital of Peru?")).text == "Lima."
 """
 
 
@@ -77,6 +80,8 @@ def _gateway_server(gw: FakeKimiGateway) -> LoopbackServer:
     return LoopbackServer(Handler)
 
 
+# Replays run with pytest-socket's `--disable-socket --allow-unix-socket`, as this repository's
+# suite does: no network socket may open; asyncio's event loop needs its unix self-pipe.
 def _pytest(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     clean = {
         k: v for k, v in os.environ.items() if not k.startswith(("EVOLINK_", "PYTEST_", "VCR_"))
@@ -118,7 +123,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def recorded(project: Path) -> subprocess.CompletedProcess[str]:
     gw = FakeKimiGateway()
-    for answer in ("Paris. " + ECHO, "Rome.", "Madrid. " + ECHO, "Tokyo."):
+    for answer in ("Paris. " + ECHO, "Rome.", "Madrid. " + ECHO, "Tokyo.", "Lima."):
         gw.add_reply(text=answer)
     gw.add_reply(text="Paris", reasoning="The capital of France is Paris.")  # the docs' sample
     with running(_gateway_server(gw)) as server:
@@ -157,7 +162,7 @@ def test_the_cassettes_hold_no_key(
 def test_replay_needs_no_key_no_server_and_no_socket(
     project: Path, recorded: subprocess.CompletedProcess[str]
 ) -> None:
-    done = _pytest(project, {}, "tests", "--disable-socket")
+    done = _pytest(project, {}, "tests", "--disable-socket", "--allow-unix-socket")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "3 passed" in done.stdout
 
@@ -173,7 +178,7 @@ def test_a_request_without_a_recording_fails_saying_how_to_record(
     for name in ("test_capital_openai.yaml", "test_capital_anthropic.yaml"):
         recording = project / "tests" / "cassettes" / "test_agent" / name
         (project / "tests" / "cassettes" / "test_changed" / name).write_text(recording.read_text())
-    done = _pytest(project, {}, "tests/test_changed.py", "--disable-socket")
+    done = _pytest(project, {}, "tests/test_changed.py", "--disable-socket", "--allow-unix-socket")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 failed, 1 passed" in done.stdout
     assert "no recording of POST /v1/chat/completions" in done.stdout
@@ -191,3 +196,16 @@ def test_a_missing_cassette_without_a_key_fails_saying_how_to_record(project: Pa
     assert done.returncode == 1
     assert "no cassette" in done.stdout
     assert "--kimi-record" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("nodeid", "name"),
+    [
+        ("tests/test_a.py::test_x", "test_x"),
+        ("tests/test_a.py::test_x[openai-k3.1]", "test_x_openai-k3.1"),
+        ("tests/test_a.py::TestAgent::test_x[a b]", "TestAgent.test_x_a_b"),
+    ],
+)
+def test_the_cassette_path_names_module_class_test_and_parameters(nodeid: str, name: str) -> None:
+    path = cassettes.cassette_path(Path("/p"), Path("/p/tests/test_a.py"), nodeid)
+    assert path == Path(f"/p/tests/cassettes/test_a/{name}.yaml")
