@@ -3,7 +3,7 @@
 Each ```python block must be announced by a comment right above it:
 `<!-- sample: cassette=<path under cassettes/> -->` (replayed, record mode none, JSON bodies
 matched), `<!-- sample: offline -->` (no network at all) or `<!-- sample: pytest-file -->` (a
-test file of the user's, run by `tests/testing_kit/test_kimi_cassette.py` in a throwaway
+test file of the user's, run by `tests/unit_tests/testing/test_kimi_cassette.py` in a throwaway
 project). A block without one fails, so no sample goes unrun. Right after the block, `<!-- output -->` and a ```text block show what it prints: the
 sample's output must equal it, line for line, so the page never shows what the code does not do.
 """
@@ -12,78 +12,21 @@ from __future__ import annotations
 
 import contextlib
 import io
-import re
 import sys
 import types
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from tests.support.cassette_format import replay_vcr
+from tests.support.doc_samples import RUN_HERE, Sample, shown_output
 from tests.support.paths import ROOT
-
-SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-_FENCE = re.compile(r"^```python\s*$")
-_ANNOTATION = re.compile(r"<!--\s*sample:\s*(offline|pytest-file|cassette=(\S+))\s*-->")
-_OUTPUT = re.compile(r"^<!--\s*output\s*-->\s*$")
-
-
-@dataclass(frozen=True)
-class Sample:
-    source: Path
-    line: int
-    code: str
-    cassette: str | None
-    annotated: bool
-    pytest_file: bool
-    """A user's test file: run by pytest in a project of its own, not here."""
-    shown: str | None
-    """The output the page shows under the sample, or None when it shows none."""
-
-    @property
-    def id(self) -> str:
-        return f"{self.source.relative_to(ROOT)}:{self.line}"
-
-
-def _samples() -> Iterator[Sample]:
-    for source in SOURCES:
-        lines = source.read_text(encoding="utf-8").splitlines()
-        for index, line in enumerate(lines):
-            if not _FENCE.match(line):
-                continue
-            end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
-            previous = next((lines[i] for i in range(index - 1, -1, -1) if lines[i].strip()), "")
-            match = _ANNOTATION.search(previous)
-            yield Sample(
-                source=source,
-                line=index + 1,
-                code="\n".join(lines[index + 1 : end]),
-                cassette=match.group(2) if match else None,
-                annotated=match is not None,
-                pytest_file=match is not None and match.group(1) == "pytest-file",
-                shown=_shown_output(lines, end),
-            )
-
-
-def _shown_output(lines: list[str], end: int) -> str | None:
-    """The ```text block announced by `<!-- output -->` right after the sample ending at `end`."""
-    after = [i for i in range(end + 1, len(lines)) if lines[i].strip()]
-    if len(after) < 2 or not _OUTPUT.match(lines[after[0]]) or lines[after[1]] != "```text":
-        return None
-    start = after[1] + 1
-    close = next(i for i in range(start, len(lines)) if lines[i].startswith("```"))
-    return "\n".join(lines[start:close])
 
 
 def _lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.strip("\n").splitlines()]
 
 
-ALL_SAMPLES = list(_samples())
-SAMPLES = [s for s in ALL_SAMPLES if not s.pytest_file]
-PYTEST_FILE_SAMPLES = [s for s in ALL_SAMPLES if s.pytest_file]
+SAMPLES = RUN_HERE
 
 
 def test_samples_were_found() -> None:
@@ -116,5 +59,5 @@ def test_sample_runs(sample: Sample, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_shown_output_is_read_from_the_page() -> None:
     page = ["```python", "print(1)", "```", "", "<!-- output -->", "```text", "1", "```"]
-    assert _shown_output(page, 2) == "1"
-    assert _shown_output(["```python", "x", "```", "", "Prose.", "```text", "1", "```"], 2) is None
+    assert shown_output(page, 2) == "1"
+    assert shown_output(["```python", "x", "```", "", "Prose.", "```text", "1", "```"], 2) is None

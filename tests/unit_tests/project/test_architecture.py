@@ -8,11 +8,11 @@ never imports another's.
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
+from tests.support.imports import imported_modules
 from tests.support.paths import PACKAGE
 
 PROTOCOLS = PACKAGE / "protocols"
@@ -28,23 +28,6 @@ def _package_of(path: Path) -> str:
     """The package relative imports in `path` are resolved against."""
     name = _module_name(path)
     return name if path.name == "__init__.py" else name.rpartition(".")[0]
-
-
-def imported_modules(source: str, package: str) -> set[str]:
-    """Every module `source` imports, absolute (`from x import y` counts `x` and `x.y`), lazy
-    imports inside functions included."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
-    return found
 
 
 def _imports_of(path: Path) -> set[str]:

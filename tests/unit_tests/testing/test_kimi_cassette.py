@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -21,8 +22,8 @@ import httpx
 import pytest
 
 from langchain_kimi.testing import FakeKimiGateway, cassettes
-from tests.integration_tests.test_doc_samples import PYTEST_FILE_SAMPLES
-from tests.loopback import LoopbackServer, QuietHandler, running
+from tests.support.doc_samples import PYTEST_FILES
+from tests.support.loopback import LoopbackServer, QuietHandler, running
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 
@@ -113,7 +114,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     (root / "tests").mkdir()
     (root / "tests" / "test_agent.py").write_text(textwrap.dedent(USER_TESTS))
-    for sample in PYTEST_FILE_SAMPLES:  # each starts with a `# tests/<file>.py` comment
+    for sample in PYTEST_FILES:  # each starts with a `# tests/<file>.py` comment
         name = sample.code.splitlines()[0].removeprefix("# ").strip()
         assert name.startswith("tests/test_"), sample.id
         (root / name).write_text(sample.code + "\n")
@@ -142,7 +143,7 @@ def test_a_missing_cassette_is_recorded_when_a_key_is_set(
         "test_capital_openai.yaml",
     ]
     assert "/v1/messages" in (folder / "test_capital_anthropic.yaml").read_text()
-    assert len(PYTEST_FILE_SAMPLES) == 1, "one loopback reply is scripted per docs sample"
+    assert len(PYTEST_FILES) == 1, "one loopback reply is scripted per docs sample"
     assert (project / "tests" / "cassettes" / "test_capital" / "test_capital.yaml").is_file()
 
 
@@ -168,17 +169,17 @@ def test_replay_needs_no_key_no_server_and_no_socket(
 
 
 def test_a_request_without_a_recording_fails_saying_how_to_record(
-    project: Path, recorded: subprocess.CompletedProcess[str]
+    project: Path, recorded: subprocess.CompletedProcess[str], tmp_path: Path
 ) -> None:
-    changed = project / "tests" / "test_changed.py"
+    copy = shutil.copytree(project, tmp_path / "project")  # the recorded project stays as it was
+    changed = copy / "tests" / "test_changed.py"
     changed.write_text(
         textwrap.dedent(USER_TESTS).replace("Capital of France?", "Capital of Peru?")
     )
-    (project / "tests" / "cassettes" / "test_changed").mkdir()
-    for name in ("test_capital_openai.yaml", "test_capital_anthropic.yaml"):
-        recording = project / "tests" / "cassettes" / "test_agent" / name
-        (project / "tests" / "cassettes" / "test_changed" / name).write_text(recording.read_text())
-    done = _pytest(project, {}, "tests/test_changed.py", "--disable-socket", "--allow-unix-socket")
+    shutil.copytree(
+        copy / "tests" / "cassettes" / "test_agent", copy / "tests" / "cassettes" / "test_changed"
+    )
+    done = _pytest(copy, {}, "tests/test_changed.py", "--disable-socket", "--allow-unix-socket")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 failed, 1 passed" in done.stdout
     assert "no recording of POST /v1/chat/completions" in done.stdout
@@ -188,11 +189,14 @@ def test_a_request_without_a_recording_fails_saying_how_to_record(
     )
 
 
-def test_a_missing_cassette_without_a_key_fails_saying_how_to_record(project: Path) -> None:
-    lonely = project / "tests" / "test_lonely.py"
-    lonely.write_text("def test_nothing_recorded(kimi_cassette):\n    pass\n")
-    done = _pytest(project, {}, "tests/test_lonely.py")
-    lonely.unlink()
+def test_a_missing_cassette_without_a_key_fails_saying_how_to_record(
+    project: Path, tmp_path: Path
+) -> None:
+    copy = shutil.copytree(project, tmp_path / "project")
+    (copy / "tests" / "test_lonely.py").write_text(
+        "def test_nothing_recorded(kimi_cassette):\n    pass\n"
+    )
+    done = _pytest(copy, {}, "tests/test_lonely.py")
     assert done.returncode == 1
     assert "no cassette" in done.stdout
     assert "--kimi-record" in done.stdout

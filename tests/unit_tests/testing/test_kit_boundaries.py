@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit_tests.test_architecture import imported_modules
+from tests.support.imports import imported_modules
 
 PACKAGE = Path(__file__).resolve().parents[2] / "langchain_kimi"
 KIT = PACKAGE / "testing"
