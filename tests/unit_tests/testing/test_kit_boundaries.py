@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.imports import imported_modules
+from tests.support.paths import ROOT
 
-PACKAGE = Path(__file__).resolve().parents[2] / "langchain_kimi"
+PACKAGE = ROOT / "langchain_kimi"
 KIT = PACKAGE / "testing"
 
 
