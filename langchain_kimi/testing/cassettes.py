@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -183,6 +184,16 @@ def use(plan: Plan) -> Iterator[Any]:
         yield cassette
     if plan.record and plan.path.exists():
         _check_no_secret(plan.path, secrets)
+
+
+def discard(plan: Plan) -> None:
+    """Delete a recording (its test failed), saying so."""
+    if plan.path.exists():
+        plan.path.unlink()
+        warnings.warn(
+            f"kimi_cassette: {plan.nodeid} failed while recording; {plan.path} was not kept",
+            stacklevel=1,
+        )
 
 
 def _as_bytes(body: Any) -> bytes:

@@ -8,9 +8,9 @@ def test_capital(kimi_cassette):
 
 The first run with `EVOLINK_API_KEY` set records the test's calls to
 `<rootdir>/tests/cassettes/<test module>/<test name>.yaml`; every later run replays them, with
-no key and no network (`--kimi-record` records again). Loaded by every pytest run once the
-package is installed, so this module imports only pytest; the recorder loads when a test asks
-for the fixture.
+no key and no network (`--kimi-record` records again). A recording whose test failed is not
+kept. Loaded by every pytest run once the package is installed, so this module imports only
+pytest; the recorder loads when a test asks for the fixture.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+_CALL_FAILED = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -31,6 +33,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="kimi_cassette: record every cassette again against the service (needs "
         "EVOLINK_API_KEY); without it a missing cassette is recorded only when a key is set",
     )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Any:
+    report = yield
+    if report.when == "call":
+        item.stash[_CALL_FAILED] = report.failed
+    return report
 
 
 @pytest.fixture
@@ -51,3 +61,7 @@ def kimi_cassette(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
         monkeypatch.setenv(cassettes.KEY_ENV, cassettes.REPLAY_KEY)
     with cassettes.use(plan) as cassette:
         yield cassette
+    if plan.record and request.node.stash.get(_CALL_FAILED, False):
+        # A half-recorded test would replay as "no recording" later: the next run with a key
+        # records it again instead.
+        cassettes.discard(plan)

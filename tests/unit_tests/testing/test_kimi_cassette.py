@@ -202,6 +202,24 @@ def test_a_missing_cassette_without_a_key_fails_saying_how_to_record(
     assert "--kimi-record" in done.stdout
 
 
+def test_a_test_that_fails_while_recording_keeps_no_cassette(project: Path, tmp_path: Path) -> None:
+    copy = shutil.copytree(project, tmp_path / "project")
+    (copy / "tests" / "test_broken.py").write_text(
+        "from langchain_kimi import ChatKimi\n\n\n"
+        "def test_broken(kimi_cassette):\n"
+        "    ChatKimi().invoke('Hi')\n"
+        "    raise AssertionError('the code under test is broken')\n"
+    )
+    gw = FakeKimiGateway().add_reply(text="Hello.")
+    with running(_gateway_server(gw)) as server:
+        env = {"EVOLINK_API_KEY": KEY, "EVOLINK_BASE_URL": server.url}
+        done = _pytest(copy, env, "tests/test_broken.py")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert gw.remaining == 0, "the call was made (and recorded) before the test failed"
+    assert "failed while recording" in done.stdout
+    assert not (copy / "tests" / "cassettes" / "test_broken" / "test_broken.yaml").exists()
+
+
 @pytest.mark.parametrize(
     ("nodeid", "name"),
     [
