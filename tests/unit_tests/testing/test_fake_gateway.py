@@ -359,3 +359,15 @@ def test_structured_output_is_scripted_as_its_json_or_its_tool_call(
     model = gw.chat_model(protocol=protocol).with_structured_output(Capital, method=method)  # type: ignore[arg-type]
     assert model.invoke("Capital of France?") == Capital(city="Paris")
     assert gw.refusals == []
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_concurrent_calls_each_take_one_step(protocol: str) -> None:
+    """`batch` sends from threads: each request takes the next step in arrival order."""
+    gw = FakeKimiGateway()
+    for answer in ("one", "two", "three", "four"):
+        gw.add_reply(text=answer)
+    replies = gw.chat_model(protocol=protocol).batch(["a", "b", "c", "d"])
+    assert sorted(r.content for r in replies) == ["four", "one", "three", "two"]
+    assert len(gw.requests) == 4
+    assert gw.remaining == 0
