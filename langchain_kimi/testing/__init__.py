@@ -8,7 +8,6 @@ pytest plugin in this package is imported by every pytest run, and must stay lig
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -19,5 +18,7 @@ __all__ = ["FAKE_KEY", "FakeKimiGateway", "ScriptError"]
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        return getattr(importlib.import_module("langchain_kimi.testing.gateway"), name)
+        from langchain_kimi.testing import gateway
+
+        return getattr(gateway, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,6 +6,9 @@ matched), `<!-- sample: offline -->` (no network at all) or `<!-- sample: pytest
 test file of the user's, run by `tests/unit_tests/testing/test_kimi_cassette.py` in a throwaway
 project). A block without one fails, so no sample goes unrun. Right after the block, `<!-- output -->` and a ```text block show what it prints: the
 sample's output must equal it, line for line, so the page never shows what the code does not do.
+A sample that replays a cassette calls the service when copied out of the page: the paragraph right
+above its annotation says in one line that it needs `EVOLINK_API_KEY` and names the page
+"Try it without a key" (`without-a-key.md`).
 """
 
 from __future__ import annotations
@@ -55,6 +58,19 @@ def test_sample_runs(sample: Sample, monkeypatch: pytest.MonkeyPatch) -> None:
         exec(compile(sample.code, sample.id, "exec"), module.__dict__)
     assert output.getvalue().strip(), f"{sample.id} printed nothing"
     assert _lines(output.getvalue()) == _lines(sample.shown), f"{sample.id}: not what the page shows"
+
+
+@pytest.mark.parametrize(
+    "sample", [s for s in SAMPLES if s.cassette], ids=[s.id for s in SAMPLES if s.cassette]
+)
+def test_a_sample_that_calls_the_service_says_it_needs_a_key(sample: Sample) -> None:
+    """Copied out of the page, a cassette sample calls the service: the page says so above it."""
+    advice = (
+        f"{sample.id}: say in one line above the sample that it needs EVOLINK_API_KEY and point "
+        "at the page 'Try it without a key' (without-a-key.md)"
+    )
+    assert "EVOLINK_API_KEY" in sample.preamble, advice
+    assert "without-a-key" in sample.preamble, advice
 
 
 def test_shown_output_is_read_from_the_page() -> None:

@@ -1,6 +1,6 @@
 """The Python samples of the README and the docs pages, as `tests/integration_tests/
-test_doc_samples.py` runs them (see its docstring for the annotations), and the output each page
-shows under its sample.
+test_doc_samples.py` runs them (see its docstring for the annotations), the output each page
+shows under its sample and the paragraph above it.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ class Sample:
     """A user's test file: run by pytest in a project of its own, not here."""
     shown: str | None
     """The output the page shows under the sample, or None when it shows none."""
+    preamble: str
+    """The paragraph right above the sample's annotation (where the page says what it needs)."""
 
     @property
     def id(self) -> str:
@@ -42,8 +44,8 @@ def samples() -> Iterator[Sample]:
             if not _FENCE.match(line):
                 continue
             end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
-            previous = next((lines[i] for i in range(index - 1, -1, -1) if lines[i].strip()), "")
-            match = _ANNOTATION.search(previous)
+            above = next((i for i in range(index - 1, -1, -1) if lines[i].strip()), -1)
+            match = _ANNOTATION.search(lines[above]) if above >= 0 else None
             yield Sample(
                 source=source,
                 line=index + 1,
@@ -52,6 +54,7 @@ def samples() -> Iterator[Sample]:
                 annotated=match is not None,
                 pytest_file=match is not None and match.group(1) == "pytest-file",
                 shown=shown_output(lines, end),
+                preamble=_paragraph_above(lines, above),
             )
 
 
@@ -63,6 +66,17 @@ def shown_output(lines: list[str], end: int) -> str | None:
     start = after[1] + 1
     close = next(i for i in range(start, len(lines)) if lines[i].startswith("```"))
     return "\n".join(lines[start:close])
+
+
+def _paragraph_above(lines: list[str], annotation: int) -> str:
+    """The paragraph (non-blank lines) closest above line `annotation`."""
+    end = annotation - 1
+    while end >= 0 and not lines[end].strip():
+        end -= 1
+    start = end
+    while start > 0 and lines[start - 1].strip():
+        start -= 1
+    return "\n".join(lines[start : end + 1]) if end >= 0 else ""
 
 
 ALL_SAMPLES = list(samples())
