@@ -1,11 +1,12 @@
 """The `kimi_cassette` fixture's recorder: vcrpy, set up for Kimi calls and for secrets.
 
 Record once with a key, replay offline for ever: requests match on method, path and JSON body
-(the base URL may differ between recording and replay). Before anything is written, the key
-(`EVOLINK_API_KEY` and any bearer token the calls sent), `Authorization`, `x-api-key` and
-cookies leave the request and response headers, and every echo of the key leaves the bodies and
-header values, raw, JSON-escaped or URL-encoded; the written file is read back and deleted if a
-key still shows. In replay, a request with no recording fails the test with how to record it.
+(the base URL may differ between recording and replay). Before anything is written, the
+package's one scrubber (`_secrets.py`) removes the key (`EVOLINK_API_KEY` and any bearer token
+the calls sent): credential-named headers (`Authorization`, `x-api-key`, cookies, ...) go whole,
+and every echo of the key in a body, header value or URL is replaced, raw, JSON-escaped or
+URL-encoded; the written file is read back and deleted if a key still shows. In replay, a
+request with no recording fails the test with how to record it.
 """
 
 from __future__ import annotations
@@ -16,21 +17,18 @@ import re
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, quote_plus
 
 import vcr  # type: ignore[import-untyped]
 from vcr.cassette import Cassette  # type: ignore[import-untyped]
 
+from langchain_kimi._secrets import Scrubber, is_credential_name
+
 KEY_ENV = "EVOLINK_API_KEY"
 REPLAY_KEY = "kimi-cassette-replay-key"
 """The key replayed tests see in `EVOLINK_API_KEY` (nothing is sent anywhere)."""
-SCRUBBED = "<EVOLINK_API_KEY>"
-_SECRET_HEADERS = frozenset(
-    {"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie", "set-cookie"}
-)
 _MATCH_ON = ("method", "path", "kimi_json_body")
 
 
@@ -38,46 +36,25 @@ class NoRecordingError(AssertionError):
     """A replayed test sent a request its cassette holds no recording for."""
 
 
-@dataclass
 class Secrets:
-    """The secrets of one recording: the key from the environment and every bearer token sent."""
+    """The secrets of one recording (the key from the environment and every bearer token the
+    calls sent), removed by the package's one scrubber: in any encoding, key-shaped strings too,
+    credential-named headers whole."""
 
-    values: set[str] = field(default_factory=set)
+    def __init__(self, key: str | None) -> None:
+        self.scrubber = Scrubber.for_key(key)
 
-    def add(self, value: str | None) -> None:
-        if value and len(value) >= 8:  # shorter strings would corrupt unrelated text
-            self.values.add(value)
+    def add_bearer(self, authorization: str) -> None:
+        token = authorization.removeprefix("Bearer ").strip()
+        if token and token not in self.scrubber.secrets:
+            self.scrubber = Scrubber((*self.scrubber.secrets, token))
 
-    def forms(self) -> list[str]:
-        """Each secret as it may appear: raw, JSON-escaped, URL-encoded (longest first)."""
-        found: set[str] = set()
-        for value in self.values:
-            escaped = json.dumps(value)[1:-1]
-            found |= {
-                value,
-                escaped,
-                escaped.replace("/", "\\/"),
-                quote(value, safe=""),
-                quote_plus(value),
-            }
-        return sorted(found, key=len, reverse=True)
-
-    def scrub(self, text: str) -> str:
-        for form in self.forms():
-            text = text.replace(form, SCRUBBED)
-        return text
-
-    def scrub_body(self, body: Any) -> Any:
+    def body(self, body: Any) -> Any:
         if isinstance(body, bytes):
-            return (
-                self.scrub(body.decode("utf-8", "replace")).encode("utf-8")
-                if self._in(body)
-                else body
-            )
-        return self.scrub(body) if isinstance(body, str) else body
-
-    def _in(self, body: bytes) -> bool:
-        return any(form.encode("utf-8") in body for form in self.forms())
+            text = body.decode("utf-8", "replace")
+            cleaned = self.scrubber.text(text)
+            return body if cleaned == text else cleaned.encode("utf-8")
+        return self.scrubber.text(body) if isinstance(body, str) else body
 
 
 @dataclass(frozen=True)
@@ -135,31 +112,30 @@ class _KimiCassette(Cassette):  # type: ignore[misc]
 @contextmanager
 def use(plan: Plan) -> Iterator[Any]:
     """Record (`plan.record`) or replay `plan.path` around a test."""
-    secrets = Secrets()
-    secrets.add(os.environ.get(KEY_ENV))
+    secrets = Secrets(os.environ.get(KEY_ENV))
 
     def before_request(request: Any) -> Any:
         for name in list(request.headers):
             if name.lower() == "authorization":
-                secrets.add(str(request.headers[name]).removeprefix("Bearer ").strip())
-            if name.lower() in _SECRET_HEADERS:
+                secrets.add_bearer(str(request.headers[name]))
+            if is_credential_name(name):
                 del request.headers[name]
-        for name in list(request.headers):
-            request.headers[name] = secrets.scrub(str(request.headers[name]))
-        request.uri = secrets.scrub(request.uri)
-        request.body = secrets.scrub_body(request.body)
+            else:
+                request.headers[name] = secrets.scrubber.text(str(request.headers[name]))
+        request.uri = secrets.scrubber.url(request.uri)
+        request.body = secrets.body(request.body)
         return request
 
     def before_response(response: dict[str, Any]) -> dict[str, Any]:
         headers = response.get("headers", {})
         for name in list(headers):
-            if name.lower() in _SECRET_HEADERS:
+            if is_credential_name(name):
                 del headers[name]
             else:
-                headers[name] = [secrets.scrub(str(v)) for v in _as_list(headers[name])]
+                headers[name] = [secrets.scrubber.text(str(v)) for v in _as_list(headers[name])]
         body = response.get("body", {})
         if isinstance(body, dict) and "string" in body:
-            scrubbed = secrets.scrub_body(body["string"])
+            scrubbed = secrets.body(body["string"])
             if scrubbed is not body["string"]:  # the recorded length must match the new body
                 body["string"] = scrubbed
                 for name in [n for n in headers if n.lower() == "content-length"]:
@@ -210,6 +186,6 @@ def _how_to_record(plan: Plan) -> str:
 
 def _check_no_secret(path: Path, secrets: Secrets) -> None:
     text = path.read_text(encoding="utf-8")
-    if any(form in text for form in secrets.forms()):
+    if secrets.scrubber.text(text) != text:
         path.unlink()
         raise AssertionError(f"kimi_cassette: {path} held the API key; it was deleted")
