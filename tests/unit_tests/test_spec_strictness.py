@@ -160,3 +160,46 @@ def test_kimi_k3_messages_sampling_field_constructs() -> None:
         warnings.simplefilter("ignore")
         model = ChatKimi(model=K3, protocol="anthropic", temperature=0.2, top_p=0.5)
     assert model.temperature == 0.2
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        # pydantic-ai's recorded requests (tests/fixtures/corpus) and Anthropic's SDK types
+        # spell every option, unset ones as None.
+        {
+            "type": "web_search_20250305",
+            "name": "web_search",
+            "max_uses": None,
+            "allowed_domains": None,
+            "blocked_domains": None,
+            "user_location": None,
+        },
+        {"type": "web_search_20250305", "name": "web_search", "allowed_domains": None},
+    ],
+)
+def test_raw_messages_web_search_options_given_as_none_are_absent(tool: dict[str, Any]) -> None:
+    wire = Wire("anthropic")
+    wire.model.bind_tools([tool]).invoke("hi")
+    assert wire.body["tools"] == [{"type": "web_search_20250305", "name": "web_search"}]
+
+
+def test_raw_messages_web_search_none_options_keep_the_cap() -> None:
+    tool = {"type": "web_search_20250305", "name": "web_search", "max_uses": 2}
+    wire = Wire("anthropic")
+    wire.model.bind_tools([{**tool, "user_location": None}]).invoke("hi")
+    assert wire.body["tools"] == [tool]
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("allowed_domains", ["a.b"]), ("user_location", {"type": "approximate"})],
+)
+def test_raw_messages_web_search_undocumented_option_is_refused_by_name(
+    option: str, value: Any
+) -> None:
+    wire = Wire("anthropic")
+    tool = {"type": "web_search_20250305", "name": "web_search", "max_uses": None, option: value}
+    with pytest.raises(ValueError, match=f"option '{option}' is not documented"):
+        wire.model.bind_tools([tool])
+    assert wire.bodies == []
