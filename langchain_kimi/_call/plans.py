@@ -119,7 +119,8 @@ class InvokePlan(_Plan):
         if follow_up is not None:
             self.pending = follow_up.body
             return
-        message = self._rounds.final_message(self.adapter.parse_response(reply_body), reply_body)
+        parsed = self.adapter.parse_response(reply_body, self.options.model)
+        message = self._rounds.final_message(parsed, reply_body)
         self._result = finalize_message(message, self.options, base_url)
         self.pending = None
 

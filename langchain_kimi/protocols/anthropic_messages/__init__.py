@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from langchain_kimi._request.options import RequestOptions
 from langchain_kimi.protocols import CallRounds, ProtocolAdapter, SingleRound
 from langchain_kimi.protocols.anthropic_messages import content_blocks
@@ -14,9 +16,9 @@ from langchain_kimi.protocols.anthropic_messages.shapes import bad_field
 from langchain_kimi.protocols.anthropic_messages.stream import StreamDecoder
 
 
-def _new_rounds(_options: RequestOptions, _max_rounds: int) -> CallRounds:
+def _new_rounds(options: RequestOptions, _max_rounds: int) -> CallRounds:
     # Server tools run inside one Messages reply: every call is one round.
-    return SingleRound(StreamDecoder)
+    return SingleRound(partial(StreamDecoder, options.model))
 
 
 ADAPTER = ProtocolAdapter(

@@ -59,8 +59,9 @@ class StreamDecoder(JsonEventDecoder):
     end_event = DONE
     data_events = frozenset({"", "message", "chunk", "error"})
 
-    def __init__(self, *, continuation: bool = False) -> None:
+    def __init__(self, requested_model: str | None = None, *, continuation: bool = False) -> None:
         super().__init__()
+        self._requested_model = requested_model
         self._header_sent = continuation
         self._text: list[str] = []
         self._reasoning: list[str] = []
@@ -128,7 +129,9 @@ class StreamDecoder(JsonEventDecoder):
         self._usage = merge_usage(self._usage, choice.get("usage"))
         if self._usage is not None and (payload.get("usage") or choice.get("usage")):
             # Read when it arrives, so a malformed count fails on the event that carried it.
-            self._usage_metadata = usage_from_openai(self._usage, model=self._head.get("model"))
+            self._usage_metadata = usage_from_openai(
+                self._usage, model=self._head.get("model"), requested_model=self._requested_model
+            )
         if choice.get("finish_reason"):
             self._raw_finish = choice["finish_reason"]
         delta: dict[str, Any] = choice.get("delta") or {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk
@@ -130,16 +131,19 @@ def round_chunk(assistant_raw: dict[str, Any], *, allowed: int | None = None) ->
     return AIMessageChunk(content="", additional_kwargs={BUILTIN_ROUNDS: followup})
 
 
-def continuation_decoder() -> StreamDecoder:
+def continuation_decoder(requested_model: str | None = None) -> StreamDecoder:
     """Decoder for a follow-up round: the first round already emitted the header metadata."""
-    return StreamDecoder(continuation=True)
+    return StreamDecoder(requested_model, continuation=True)
 
 
 class WebSearchRounds:
     """The rounds of one call that declared the built-in web search."""
 
-    def __init__(self, max_rounds: int, max_uses: int | None = None) -> None:
+    def __init__(
+        self, max_rounds: int, max_uses: int | None = None, requested_model: str | None = None
+    ) -> None:
         self._max_rounds = max_rounds
+        self._requested_model = requested_model
         self._max_uses = max_uses
         """The caller's cap on searches for this reply (None: no cap)."""
         self._rounds: list[dict[str, Any]] = []
@@ -155,7 +159,9 @@ class WebSearchRounds:
     def new_decoder(self) -> StreamDecoder:
         # A follow-up round must not repeat the header metadata (id, model_name, protocol):
         # LangChain concatenates response_metadata strings when merging chunks.
-        return continuation_decoder() if self._rounds else StreamDecoder()
+        if self._rounds:
+            return continuation_decoder(self._requested_model)
+        return StreamDecoder(self._requested_model)
 
     def follow_up(self, sent: dict[str, Any], reply: dict[str, Any]) -> FollowUp | None:
         assistant = raw_assistant_message(reply)
@@ -173,7 +179,13 @@ class WebSearchRounds:
         self._allowed.append(allowed)
         usage = raw_usage(reply)
         self._raw_usages.append(usage)
-        self._usages.append(usage_from_openai(usage, model=reply.get("model")) if usage else None)
+        self._usages.append(
+            usage_from_openai(
+                usage, model=reply.get("model"), requested_model=self._requested_model
+            )
+            if usage
+            else None
+        )
         if self._first_id is None and isinstance(reply.get("id"), str):
             self._first_id = reply["id"]
         return FollowUp(
@@ -227,5 +239,5 @@ def new_rounds(options: RequestOptions, max_rounds: int) -> CallRounds:
     """The `$web_search` loop when the call declared the built-in web search; else one round."""
     for tool in options.tools:
         if isinstance(tool, WebSearchToolSpec):
-            return WebSearchRounds(max_rounds, tool.max_uses)
-    return SingleRound(StreamDecoder)
+            return WebSearchRounds(max_rounds, tool.max_uses, options.model)
+    return SingleRound(partial(StreamDecoder, options.model))
