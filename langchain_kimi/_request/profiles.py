@@ -8,9 +8,10 @@ documents in ``spec/`` (see ``spec/README.md`` in the shared folder for the Engl
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, replace
 from typing import Any, Literal
+
+from langchain_kimi._warn import warn
 
 Protocol = Literal["openai", "anthropic"]
 PROTOCOLS: tuple[Protocol, ...] = ("openai", "anthropic")
@@ -220,11 +221,9 @@ def capabilities(model: str, protocol: Protocol) -> Capabilities:
         return row
     if model not in _warned_unknown:
         _warned_unknown.add(model)
-        warnings.warn(
+        warn(
             f"Unknown Kimi model id {model!r}: sending it as is, with capability checks off "
-            f"(known models: {', '.join(KNOWN_MODELS)}).",
-            UserWarning,
-            stacklevel=3,
+            f"(known models: {', '.join(KNOWN_MODELS)})."
         )
     return replace(_TABLE[(K31_PRO, protocol)], model=model, known=False)
 

@@ -8,7 +8,6 @@ gateway's built-in web search in any of its spellings (`"web_search"`, `{"type":
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,6 +22,7 @@ from langchain_kimi._request.options import (
     ToolSpec,
     WebSearchToolSpec,
 )
+from langchain_kimi._warn import warn
 
 ToolLike = dict[str, Any] | type | Callable[..., Any] | BaseTool | str
 _ANTHROPIC_WEB_SEARCH_PREFIX = "web_search_"
@@ -136,11 +136,7 @@ def to_tool_specs(tools: Sequence[ToolLike], *, strict: bool | None = None) -> t
                 # The same tool given twice (e.g. a pydantic model and its JSON schema): the
                 # wire needs unique names, so the first declaration wins.
                 if seen != spec:
-                    warnings.warn(
-                        f"two tools are named {spec.name!r}; sending only the first",
-                        UserWarning,
-                        stacklevel=3,
-                    )
+                    warn(f"two tools are named {spec.name!r}; sending only the first")
                 continue
             by_name[spec.name] = spec
         elif any(isinstance(s, WebSearchToolSpec) for s in specs):

@@ -11,13 +11,16 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
 import pytest
+import yaml
 from langchain_core.messages import HumanMessage
 
 from langchain_kimi._request.profiles import K3, K31_PRO, capabilities
+from tests.schema_validation import SPEC_DIR, schema_properties
 from tests.unit_tests.test_tools import Wire
 
 PNG = "iVBORw0KGgo="
@@ -203,3 +206,34 @@ def test_raw_messages_web_search_undocumented_option_is_refused_by_name(
     with pytest.raises(ValueError, match=f"option '{option}' is not documented"):
         wire.model.bind_tools([tool])
     assert wire.bodies == []
+
+
+def _chat_sampling_doc(name: str) -> str:
+    document = yaml.safe_load(
+        (SPEC_DIR / "chat-completions.all-models.yaml").read_text(encoding="utf-8")
+    )
+    text = document["components"]["schemas"]["ChatCompletionRequest"]["properties"][name]
+    return " ".join(str(text["description"]).split())
+
+
+@pytest.mark.parametrize(("model", "protocol"), [(K3, "anthropic"), (K31_PRO, "anthropic")])
+@pytest.mark.parametrize(("name", "value"), [("temperature", 0.2), ("top_p", 0.5)])
+def test_messages_sampling_warning_says_only_what_the_documents_say(
+    model: str, protocol: str, name: str, value: float
+) -> None:
+    """The Messages documents (000, 001) have no sampling fields; only 004 (Chat Completions)
+    speaks of them: "Temperatura de muestreo, fijada por el modelo en `1`; ... `kimi-k3.1-pro` /
+    `kimi-k3.1-pro-highspeed` lo ignoran automáticamente; `kimi-k3` devuelve un error para
+    valores no admitidos". Nothing says the service fixes them on Messages."""
+    assert name not in schema_properties("anthropic", model, "request")
+    wire = Wire(protocol, model)
+    with pytest.warns(UserWarning, match=name) as caught:
+        wire.model.invoke("hi", **{name: value})
+    (text,) = [str(w.message) for w in caught if name in str(w.message)]
+    assert "by the service" not in text
+    assert "not sent" in text
+    quotes = re.findall(r'"([^"]+)"', text)
+    assert len(quotes) >= 3
+    for quote in quotes:
+        assert quote in _chat_sampling_doc(name)
+    assert name not in wire.body

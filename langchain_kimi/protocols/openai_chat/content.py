@@ -7,7 +7,6 @@ blocks, OpenAI-style parts or Anthropic-native blocks.
 from __future__ import annotations
 
 import json
-import warnings
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -21,6 +20,7 @@ from langchain_kimi._contract import (
     content_text,
 )
 from langchain_kimi._request.profiles import Capabilities
+from langchain_kimi._warn import warn
 from langchain_kimi.protocols.openai_chat.builtin import is_builtin
 
 
@@ -213,12 +213,10 @@ def _url_media(url: Any, family: str) -> Any:
     web = isinstance(text, str) and text.startswith(("http://", "https://"))
     if web and family not in _warned_media_urls:
         _warned_media_urls.add(family)
-        warnings.warn(
+        warn(
             f"Chat Completions documents {family}s as base64 data URLs only "
             f'("{_DOCUMENTED_MEDIA[family]}"); sending the {family} URL {str(text)[:80]!r} as is, '
-            "the service may not fetch it",
-            UserWarning,
-            stacklevel=2,
+            "the service may not fetch it"
         )
     # Undocumented keys such as `detail` are dropped: the schema's object has `url` only.
     return {"url": text} if isinstance(url, dict) else url
