@@ -19,6 +19,7 @@ from langchain_kimi._contract import (
     THINKING_BLOCKS,
     content_text,
 )
+from langchain_kimi._json import dumps_text
 from langchain_kimi._request.profiles import Capabilities
 from langchain_kimi._warn import warn
 from langchain_kimi.protocols.openai_chat.builtin import is_builtin
@@ -134,7 +135,7 @@ def _rebuild(call: dict[str, Any], arguments: str | None = None) -> dict[str, An
         msg = f"tool call {call.get('name')!r} has no id; Chat Completions needs one to replay it"
         raise ValueError(msg)
     if arguments is None:
-        arguments = json.dumps(call.get("args") or {}, ensure_ascii=False)
+        arguments = dumps_text(call.get("args") or {})  # NaN as null, as the body
     return {
         "id": call["id"],
         "type": "function",
