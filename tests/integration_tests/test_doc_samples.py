@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cassette_format import replay_vcr
+from tests.support.cassette_format import replay_vcr
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^```python\s*$")
 _ANNOTATION = re.compile(r"<!--\s*sample:\s*(offline|cassette=(\S+))\s*-->")
