@@ -102,14 +102,14 @@ def finish_metadata(
 ) -> dict[str, Any]:
     """The response_metadata known when the reply ends.
 
-    Unknown stop reasons (a future value) are passed through as the finish reason unchanged.
+    `stop_reason` and `stop_sequence` (None included) as ChatAnthropic gives them, so code
+    written for it reads them, beside the normalised `finish_reason`. Unknown stop reasons (a
+    future value) are passed through as the finish reason unchanged.
     """
-    meta: dict[str, Any] = {}
+    meta: dict[str, Any] = {"stop_reason": stop_reason, "stop_sequence": stop_sequence}
     if stop_reason is not None:
         meta["finish_reason"] = _FINISH_REASONS.get(stop_reason, stop_reason)
         meta["raw_finish_reason"] = stop_reason
-    if stop_sequence is not None:
-        meta["stop_sequence"] = stop_sequence
     server_tool_use = (usage or {}).get("server_tool_use")
     if isinstance(server_tool_use, dict):
         meta["server_tool_use"] = server_tool_use
