@@ -30,7 +30,7 @@ from pydantic import (
     model_validator,
 )
 
-from langchain_kimi._call.plans import InvokePlan, StreamPlan, token_text
+from langchain_kimi._call.plans import InvokePlan, StreamPlan, sum_usage, token_text
 from langchain_kimi._contract import PROVIDER
 from langchain_kimi._http.config import (
     check_default_headers,
@@ -231,6 +231,11 @@ class ChatKimi(BaseChatModel):
             top_p=self.top_p,
             model_kwargs={**self.model_kwargs, **(self.extra_body or {})},
         )
+
+    @property
+    def model_name(self) -> str:
+        """The model id, as `ChatOpenAI.model_name` reads it (the same as `model`)."""
+        return self.model
 
     # ---------------------------------------------------------------- LangChain metadata
 
@@ -490,6 +495,18 @@ class ChatKimi(BaseChatModel):
         """A call's `stream_usage=` (taken out: it is no body field), else the field."""
         value = kwargs.pop("stream_usage", None)
         return self.stream_usage if value is None else bool(value)
+
+    def _combine_llm_outputs(self, llm_outputs: list[dict[str, Any] | None]) -> dict[str, Any]:
+        """`generate()`'s `llm_output`: the calls' usage objects added up, as ChatOpenAI does."""
+        usage: dict[str, Any] | None = None
+        for output in llm_outputs:
+            part = (output or {}).get("token_usage")
+            if isinstance(part, dict):
+                usage = sum_usage(usage, part)
+        combined: dict[str, Any] = {"model_name": self.model}
+        if usage:
+            combined["token_usage"] = usage
+        return combined
 
     # ---------------------------------------------------------------- calls in tasks / threads
 

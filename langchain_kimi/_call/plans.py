@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
 from langchain_kimi._call.stop import StopStreamFilter, truncate_at_stop
+from langchain_kimi._contract import RAW_USAGE, TOKEN_USAGE
 from langchain_kimi._errors import KimiAPIError, KimiError, KimiStreamError
 from langchain_kimi._http.replies import redact
 from langchain_kimi._request.options import RequestOptions
@@ -128,7 +129,36 @@ class InvokePlan(_Plan):
         if self._result is None:  # pragma: no cover - drivers stop only when pending is None
             msg = "the call ended without a reply"
             raise RuntimeError(msg)
-        return ChatResult(generations=[ChatGeneration(message=self._result)])
+        return ChatResult(
+            generations=[ChatGeneration(message=self._result)],
+            llm_output=llm_output(self._result, self.options.model),
+        )
+
+
+def llm_output(message: AIMessage, requested_model: str) -> dict[str, Any]:
+    """What `on_llm_end` callbacks and `generate()` read (ChatOpenAI's `llm_output` keys): the
+    service's usage object (summed over the rounds of the call) and the model that answered."""
+    meta = message.response_metadata
+    output: dict[str, Any] = {"model_name": meta.get("model_name") or requested_model}
+    usage = meta.get(TOKEN_USAGE, meta.get(RAW_USAGE))
+    if usage:
+        output[TOKEN_USAGE] = usage
+    return output
+
+
+def sum_usage(total: dict[str, Any] | None, part: dict[str, Any]) -> dict[str, Any]:
+    """Two usage objects added field by field (nested details too); equal counts are added as
+    well (langchain-core's `merge_dicts` keeps one of two equal numbers)."""
+    summed = dict(total or {})
+    for key, value in part.items():
+        old = summed.get(key)
+        if isinstance(value, dict):
+            summed[key] = sum_usage(old if isinstance(old, dict) else None, value)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            summed[key] = (old if isinstance(old, int | float) else 0) + value
+        elif key not in summed:
+            summed[key] = value
+    return summed
 
 
 def finalize_message(message: AIMessage, options: RequestOptions, base_url: str) -> AIMessage:
