@@ -52,16 +52,21 @@ class StreamDecoder(JsonEventDecoder):
 
     `continuation=True` is for a follow-up round of the `$web_search` loop: the header metadata
     (id, model_name, ...) was already emitted by the first round's decoder and must not be
-    emitted again (LangChain would concatenate the strings).
+    emitted again (LangChain would concatenate the strings). `final=True`: this reply is the
+    answer whatever it holds (the loop offers no more searches), so a reply of `$web_search`
+    calls only ends the message too.
     """
 
     wire_name = "Chat Completions stream"
     end_event = DONE
     data_events = frozenset({"", "message", "chunk", "error"})
 
-    def __init__(self, requested_model: str | None = None, *, continuation: bool = False) -> None:
+    def __init__(
+        self, requested_model: str | None = None, *, continuation: bool = False, final: bool = False
+    ) -> None:
         super().__init__()
         self._requested_model = requested_model
+        self._final = final
         self._header_sent = continuation
         self._text: list[str] = []
         self._reasoning: list[str] = []
@@ -85,7 +90,7 @@ class StreamDecoder(JsonEventDecoder):
     @property
     def is_builtin_round(self) -> bool:
         """Every tool call of this reply is a `$web_search` builtin call (the loop continues)."""
-        return is_builtin_round(call.raw() for call in self._calls.values())
+        return not self._final and is_builtin_round(call.raw() for call in self._calls.values())
 
     def assistant_message(self) -> dict[str, Any]:
         """The raw assistant message, as a non-streamed response's `choices[0].message` holds it."""
