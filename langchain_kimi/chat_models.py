@@ -30,7 +30,7 @@ from pydantic import (
     model_validator,
 )
 
-from langchain_kimi._call.plans import InvokePlan, StreamPlan, sum_usage, token_text
+from langchain_kimi._call.plans import InvokePlan, StreamPlan, token_text
 from langchain_kimi._contract import PROVIDER
 from langchain_kimi._http.config import (
     check_default_headers,
@@ -43,6 +43,7 @@ from langchain_kimi._langchain.token_estimate import estimate_message_tokens, es
 from langchain_kimi._request.profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._request.resolve import ModelDefaults, resolve_options
 from langchain_kimi._request.tools import ToolLike, spec_to_bindable, to_tool_specs
+from langchain_kimi._usage import sum_usage
 from langchain_kimi._warn import calls_from_caller
 from langchain_kimi.protocols import ProtocolAdapter, adapter
 

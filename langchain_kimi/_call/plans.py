@@ -146,21 +146,6 @@ def llm_output(message: AIMessage, requested_model: str) -> dict[str, Any]:
     return output
 
 
-def sum_usage(total: dict[str, Any] | None, part: dict[str, Any]) -> dict[str, Any]:
-    """Two usage objects added field by field (nested details too); equal counts are added as
-    well (langchain-core's `merge_dicts` keeps one of two equal numbers)."""
-    summed = dict(total or {})
-    for key, value in part.items():
-        old = summed.get(key)
-        if isinstance(value, dict):
-            summed[key] = sum_usage(old if isinstance(old, dict) else None, value)
-        elif isinstance(value, int | float) and not isinstance(value, bool):
-            summed[key] = (old if isinstance(old, int | float) else 0) + value
-        elif key not in summed:
-            summed[key] = value
-    return summed
-
-
 def finalize_message(message: AIMessage, options: RequestOptions, base_url: str) -> AIMessage:
     """Apply client-side stop emulation and record which base URL served the reply."""
     if options.stop and not options.native_stop and isinstance(message.content, str):

@@ -54,7 +54,8 @@ class StreamDecoder(JsonEventDecoder):
     (id, model_name, ...) was already emitted by the first round's decoder and must not be
     emitted again (LangChain would concatenate the strings). `final=True`: this reply is the
     answer whatever it holds (the loop offers no more searches), so a reply of `$web_search`
-    calls only ends the message too.
+    calls only ends the message too. `token_usage=False`: the raw usage object is not put on the
+    last chunk (the `$web_search` loop puts the sum of its rounds' there).
     """
 
     wire_name = "Chat Completions stream"
@@ -62,9 +63,15 @@ class StreamDecoder(JsonEventDecoder):
     data_events = frozenset({"", "message", "chunk", "error"})
 
     def __init__(
-        self, requested_model: str | None = None, *, continuation: bool = False, final: bool = False
+        self,
+        requested_model: str | None = None,
+        *,
+        continuation: bool = False,
+        final: bool = False,
+        token_usage: bool = True,
     ) -> None:
         super().__init__()
+        self._report_token_usage = token_usage
         self._requested_model = requested_model
         self._final = final
         self._header_sent = continuation
@@ -215,10 +222,8 @@ class StreamDecoder(JsonEventDecoder):
                     type="tool_call_chunk", index=client_indexes[0], id=None, name=None, args=""
                 )
             )
-        if self._usage:
-            # Raw, as ChatOpenAI keeps it; numbers add up over the rounds of a `$web_search`
-            # loop when LangChain merges the chunks (the invoke path sums them the same way).
-            response_metadata[TOKEN_USAGE] = self._usage
+        if self._usage and self._report_token_usage:
+            response_metadata[TOKEN_USAGE] = self._usage  # raw, as ChatOpenAI keeps it
         if not builtin_round:
             response_metadata.update(finish_metadata(self._raw_finish))
         # A pure-builtin round is not the end of the message: ChatKimi posts the follow-up and

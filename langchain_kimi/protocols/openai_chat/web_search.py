@@ -15,7 +15,6 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages.ai import UsageMetadata, add_usage
-from langchain_core.utils._merge import merge_dicts
 
 from langchain_kimi._contract import (
     BUILTIN_ROUNDS,
@@ -26,6 +25,7 @@ from langchain_kimi._contract import (
 )
 from langchain_kimi._errors import KimiAPIError
 from langchain_kimi._request.options import RequestOptions, WebSearchToolSpec
+from langchain_kimi._usage import sum_usage
 from langchain_kimi.protocols import CallRounds, FollowUp, SingleRound
 from langchain_kimi.protocols.openai_chat.builtin import builtin_answers, is_builtin
 from langchain_kimi.protocols.openai_chat.builtin import is_builtin_round as _all_builtin
@@ -91,14 +91,14 @@ def combine_rounds(
     round_usages: Sequence[UsageMetadata | None],
     *,
     allowed: Sequence[int | None] = (),
-    raw_usages: Sequence[dict[str, Any] | None] = (),
 ) -> AIMessage:
     """The final reply of an invoke-style loop, carrying every earlier round.
 
     `rounds` are the raw assistant messages of the earlier (pure-builtin) rounds, `round_usages`
-    their usage, `allowed` how many searches of each round ran (default: all), `raw_usages` their
-    raw usage objects. Reasoning is the concatenation of all rounds (what streaming aggregates);
-    each round's own part stays in its raw message inside `builtin_rounds`.
+    their usage, `allowed` how many searches of each round ran (default: all). Reasoning is the
+    concatenation of all rounds (what streaming aggregates); each round's own part stays in its
+    raw message inside `builtin_rounds`. (The raw usage objects are added up by
+    `WebSearchRounds.final_chunk`, for invoke and stream alike.)
     """
     if not rounds:
         return final
@@ -117,13 +117,6 @@ def combine_rounds(
             usage = add_usage(usage, part)
     response_metadata = dict(final.response_metadata)
     response_metadata["server_tool_use"] = server_tool_use(rounds)
-    token_usage = final.response_metadata.get(TOKEN_USAGE)
-    for raw in raw_usages:
-        if raw:
-            # As streaming aggregates it (LangChain adds numbers when merging chunks).
-            token_usage = merge_dicts(raw, token_usage) if token_usage else raw
-    if token_usage:
-        response_metadata[TOKEN_USAGE] = token_usage
     return final.model_copy(
         update={
             "additional_kwargs": additional_kwargs,
@@ -143,7 +136,7 @@ def continuation_decoder(
     requested_model: str | None = None, *, final: bool = False
 ) -> StreamDecoder:
     """Decoder for a follow-up round: the first round already emitted the header metadata."""
-    return StreamDecoder(requested_model, continuation=True, final=final)
+    return StreamDecoder(requested_model, continuation=True, final=final, token_usage=False)
 
 
 def without_web_search(body: dict[str, Any]) -> dict[str, Any]:
@@ -185,7 +178,8 @@ class WebSearchRounds:
         # LangChain concatenates response_metadata strings when merging chunks.
         if self._rounds:
             return continuation_decoder(self._requested_model, final=self._capped)
-        return StreamDecoder(self._requested_model)
+        # The raw usage objects of the rounds are added up once, on the last chunk (final_chunk).
+        return StreamDecoder(self._requested_model, token_usage=False)
 
     def follow_up(self, sent: dict[str, Any], reply: dict[str, Any]) -> FollowUp | None:
         assistant = raw_assistant_message(reply)
@@ -237,7 +231,6 @@ class WebSearchRounds:
                 message,
                 self._usages,
                 allowed=self._allowed,
-                raw_usages=self._raw_usages,
             )
             if self._first_id is not None:
                 # One id per logical reply, the first round's, as a stream reports it.
@@ -258,6 +251,12 @@ class WebSearchRounds:
         (how many calls were declined: answered with `SEARCH_LIMIT_REACHED`, or asked for in
         the reply after the cap). (Also called on an error's `.partial` with an empty reply:
         the earlier rounds only.)"""
+        token_usage: dict[str, Any] | None = None
+        for raw in [*self._raw_usages, raw_usage(reply)]:
+            if raw:
+                token_usage = sum_usage(token_usage, raw)
+        if token_usage:
+            chunk.response_metadata[TOKEN_USAGE] = token_usage
         last_calls = len(builtin_calls(raw_assistant_message(reply)))
         searches = self._searches_run + (0 if self._capped else last_calls)
         if searches:

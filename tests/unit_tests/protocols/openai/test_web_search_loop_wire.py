@@ -24,6 +24,7 @@ from tests.support.web_search_rounds import (
     as_body,
     as_stream,
     search_round,
+    usage,
 )
 
 
@@ -207,3 +208,22 @@ def test_reaching_the_cap_exactly_is_said_too(style: str) -> None:
     assert [_declares_search(body) for body in sent] == [True, True, False]
     assert message.response_metadata["web_search_limit"] == {"max_uses": 2, "declined": 0}
     assert message.content == FINAL["content"]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_equal_counts_of_different_rounds_add_up_too(style: str) -> None:
+    """langchain-core's `merge_dicts` keeps one of two equal numbers: every round here reports
+    20 completion and 15 reasoning tokens, and all of them count."""
+    replies = loop_replies(2)
+    replies[-1] = (
+        as_body(FINAL, usage(400, 20, 15), "stop", 2),
+        as_stream(FINAL, usage(400, 20, 15), "stop", 2),
+    )
+    transport, _ = serve(replies)
+    message = run(style, model_for(transport))
+    token_usage = message.response_metadata["token_usage"]
+    assert token_usage["completion_tokens"] == 60
+    assert token_usage["completion_tokens_details"] == {"reasoning_tokens": 45}
+    assert token_usage["total_tokens"] == 120 + 220 + 420
+    assert message.usage_metadata is not None
+    assert message.usage_metadata["output_tokens"] == token_usage["completion_tokens"]
