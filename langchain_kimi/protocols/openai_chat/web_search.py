@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from functools import partial
 from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk
@@ -24,9 +23,8 @@ from langchain_kimi._contract import (
     WEB_SEARCH_LIMIT,
 )
 from langchain_kimi._errors import KimiAPIError
-from langchain_kimi._request.options import RequestOptions, WebSearchToolSpec
 from langchain_kimi._usage import sum_usage
-from langchain_kimi.protocols import CallRounds, FollowUp, SingleRound
+from langchain_kimi.protocols.interfaces import FollowUp
 from langchain_kimi.protocols.openai_chat.builtin import builtin_answers, is_builtin
 from langchain_kimi.protocols.openai_chat.builtin import is_builtin_round as _all_builtin
 from langchain_kimi.protocols.openai_chat.response import (
@@ -266,11 +264,3 @@ class WebSearchRounds:
                 "max_uses": self._max_uses,
                 "declined": self._searches_declined + (last_calls if self._capped else 0),
             }
-
-
-def new_rounds(options: RequestOptions, max_rounds: int) -> CallRounds:
-    """The `$web_search` loop when the call declared the built-in web search; else one round."""
-    for tool in options.tools:
-        if isinstance(tool, WebSearchToolSpec):
-            return WebSearchRounds(max_rounds, tool.max_uses, options.model)
-    return SingleRound(partial(StreamDecoder, options.model))
