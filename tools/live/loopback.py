@@ -21,6 +21,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,12 @@ class Script:
         return script
 
 
+@cache
+def _authored_script() -> Script:
+    """Read once per process (seconds of YAML); the gateway never changes it."""
+    return Script.from_cassettes()
+
+
 def canonical_json(body: Any) -> str:
     return json.dumps(body, sort_keys=True, ensure_ascii=False)
 
@@ -105,7 +112,7 @@ class LoopbackGateway:
         if unknown:
             raise ValueError(f"unknown deviations {sorted(unknown)}")
         self.key, self.deviations = key, deviations
-        self.script = Script.from_cassettes()
+        self.script = _authored_script()
         self._ids = itertools.count(1)
 
     def answer(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[Reply, str]:
