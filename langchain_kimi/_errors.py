@@ -214,6 +214,16 @@ def _fields_from_payload(payload: Any) -> _Fields:
     return None, None, request_id, None
 
 
+_REDACTED = "***"
+_MIN_REDACTED_LENGTH = 8
+"""Shorter "keys" (test placeholders) are not redacted: replacing every occurrence of a one- or
+two-letter string would corrupt the message (and its classification), and protects nothing."""
+
+
+def redact(text: str, secret: str) -> str:
+    return text.replace(secret, _REDACTED) if len(secret) >= _MIN_REDACTED_LENGTH else text
+
+
 def snippet(text: str) -> str:
     """A body, whitespace squeezed, cut to a readable length (for error messages)."""
     compact = " ".join(text.split())

@@ -24,10 +24,9 @@ import httpx
 
 from langchain_kimi._errors import KimiError
 from langchain_kimi._http.config import normalize_base_url
-from langchain_kimi._request.profiles import PROTOCOLS, Protocol, capabilities
+from langchain_kimi._request.profiles import KNOWN_MODELS, PROTOCOLS, Protocol, capabilities
 from langchain_kimi.chat_models import DEFAULT_BASE_URL, DOCUMENTED_FALLBACK_URL, ChatKimi
 
-MODELS = ("kimi-k3.1-pro", "kimi-k3.1-pro-highspeed", "kimi-k3")
 PROMPT = "Reply with OK."
 REACH_TIMEOUT_S = 10.0
 CALL_TIMEOUT = httpx.Timeout(120.0, connect=10.0)
@@ -266,11 +265,11 @@ def render(diagnosis: Diagnosis) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m langchain_kimi doctor", description=__doc__)
-    parser.add_argument("--model", action="append", choices=MODELS, help="repeatable")
+    parser.add_argument("--model", action="append", choices=KNOWN_MODELS, help="repeatable")
     parser.add_argument("--protocol", action="append", choices=PROTOCOLS, help="repeatable")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
     protocols = cast(list[Protocol], args.protocol or ["openai"])
-    diagnosis = diagnose(args.model or [MODELS[0]], protocols)
+    diagnosis = diagnose(args.model or [KNOWN_MODELS[0]], protocols)
     print(json.dumps(diagnosis.as_json(), indent=2) if args.json else render(diagnosis))
     return 0 if diagnosis.ok else 1

@@ -17,14 +17,13 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
 from langchain_kimi._call.stop import StopStreamFilter, truncate_at_stop
-from langchain_kimi._errors import KimiAPIError, KimiError, KimiStreamError
-from langchain_kimi._http.replies import redact
+from langchain_kimi._errors import KimiAPIError, KimiError, KimiStreamError, redact
 from langchain_kimi._request.options import RequestOptions
-from langchain_kimi.protocols import ProtocolAdapter, StreamDecoder
+from langchain_kimi.protocols.interfaces import ProtocolAdapter, StreamDecoder
 
-# What a parser raises on a reply of an unexpected shape (pydantic's ValidationError, raised by
-# LangChain's message classes, is a ValueError).
-_UNREADABLE = (KeyError, IndexError, TypeError, AttributeError, ValueError)
+# What a parser raises on a reply of an unexpected shape, an unreadable reply (pydantic's
+# ValidationError, raised by LangChain's message classes, is a ValueError).
+_PARSER_FAILURES = (KeyError, IndexError, TypeError, AttributeError, ValueError)
 
 
 class _Plan:
@@ -83,7 +82,7 @@ class _Plan:
             yield
         except KimiError:
             raise
-        except _UNREADABLE as exc:
+        except _PARSER_FAILURES as exc:
             text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
             if isinstance(payload, str):
                 try:
@@ -222,11 +221,13 @@ class StreamPlan(_Plan):
             error.request_id = self._request_id
 
     def _emit(self, chunk: AIMessageChunk) -> ChatGenerationChunk:
-        chunk = self._shape(chunk)
+        chunk = self._prepare_chunk(chunk)
         self._seen.append(chunk)
         return ChatGenerationChunk(message=chunk)
 
-    def _shape(self, chunk: AIMessageChunk) -> AIMessageChunk:
+    def _prepare_chunk(self, chunk: AIMessageChunk) -> AIMessageChunk:
+        """What the call adds to a decoder's chunk: the base URL once, stop emulation, and on the
+        last chunk what the earlier rounds contributed."""
         if not self._base_url_sent:
             # Each response_metadata key once per stream: strings concatenate when merged.
             chunk.response_metadata["base_url"] = self._base_url

@@ -9,6 +9,7 @@ makes httpx send Basic auth instead of the key.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Mapping
@@ -24,6 +25,10 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 # split the header and let the value inject others).
 _VALUE_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 _URL_FORBIDDEN = re.compile(r"[\x00-\x20\x7f]")
+
+DEFAULT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
+"""The one timeout default (a model's requests, and the pooled clients' own setting). Long
+reasoning replies at effort `max` can take many minutes; every wait is still bounded."""
 
 _VERSION_SUFFIX = "/v1"
 """ChatOpenAI-style base URLs end in `/v1`; ChatKimi appends `/v1/...` itself."""
@@ -62,15 +67,32 @@ def validate_config(
     max_retries: int,
 ) -> None:
     """Refuse a bad configuration at construction, before any I/O."""
-    normalize_base_url(base_url, allow_insecure_http=allow_insecure_http, label="base_url")
-    if fallback_base_url is not None:
-        normalize_base_url(
-            fallback_base_url, allow_insecure_http=allow_insecure_http, label="fallback_base_url"
-        )
-    check_default_headers(default_headers)
+    check_connection_settings(
+        base_url, fallback_base_url, default_headers, allow_insecure_http=allow_insecure_http
+    )
     if any(ch in api_key for ch in "\r\n\0") or not api_key.isascii():
         raise ValueError("api_key contains characters that are not allowed in an HTTP header")
     check_max_retries(max_retries)
+
+
+def check_connection_settings(
+    base_url: str,
+    fallback_base_url: str | None,
+    default_headers: Mapping[str, str],
+    *,
+    allow_insecure_http: bool,
+) -> tuple[str, str | None]:
+    """The one check of where requests go and what they carry: the base URLs (returned
+    normalized) and the extra headers. `ValueError` naming the setting otherwise."""
+    insecure = allow_insecure_http
+    base = normalize_base_url(base_url, label="base_url", allow_insecure_http=insecure)
+    fallback = None
+    if fallback_base_url is not None:
+        fallback = normalize_base_url(
+            fallback_base_url, label="fallback_base_url", allow_insecure_http=insecure
+        )
+    check_default_headers(default_headers)
+    return base, fallback
 
 
 def normalize_base_url(url: object, *, label: str, allow_insecure_http: bool) -> str:
@@ -112,6 +134,12 @@ def normalize_base_url(url: object, *, label: str, allow_insecure_http: bool) ->
     if root.endswith(_VERSION_SUFFIX):
         root = root.removesuffix(_VERSION_SUFFIX).rstrip("/")
     return root
+
+
+@functools.lru_cache(maxsize=16)
+def host(base_url: str) -> str:
+    # Parsing a URL costs ~60 µs; there are only one or two bases per model.
+    return httpx.URL(base_url).host
 
 
 def _is_loopback(host: str) -> bool:

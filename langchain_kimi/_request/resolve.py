@@ -1,7 +1,7 @@
 """Resolve ChatKimi's fields plus one call's kwargs into a validated `RequestOptions`.
 
 Every refusal that depends on the model x protocol lives here, driven by the capability table
-(`_profiles.py`), before any network call, with a `ValueError` that says what to change. The
+(`profiles.py`), before any network call, with a `ValueError` that says what to change. The
 adapters' `build_request` only rejects shapes its wire cannot express.
 """
 

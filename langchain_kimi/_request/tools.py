@@ -14,7 +14,8 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_json_schema, convert_to_openai_tool
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
+from typing_extensions import is_typeddict
 
 from langchain_kimi._request.options import (
     FunctionToolSpec,
@@ -208,6 +209,34 @@ def schema_name_and_json(schema: dict[str, Any] | type) -> tuple[str, dict[str, 
     json_schema = convert_to_json_schema(schema)
     title = json_schema.get("title") or getattr(schema, "__name__", None) or "output"
     return str(title), json_schema
+
+
+def schema_parts(schema: dict[str, Any] | type) -> tuple[str, str, dict[str, Any]]:
+    """(name, description, JSON schema) for every schema form `with_structured_output` takes.
+
+    Beyond `schema_name_and_json`: OpenAI `response_format` dicts (`{"type":
+    "json_schema", "json_schema": {...}}` or `{"name", "schema"}`), and TypedDicts whose
+    `NotRequired` fields langchain-core cannot convert (pydantic's TypeAdapter is used then).
+    """
+    if isinstance(schema, dict):
+        inner = schema.get("json_schema") if schema.get("type") == "json_schema" else schema
+        if isinstance(inner, dict) and "name" in inner and isinstance(inner.get("schema"), dict):
+            body = dict(inner["schema"])
+            return str(inner["name"]), str(inner.get("description") or ""), body
+    try:
+        name, body = schema_name_and_json(schema)
+    except TypeError:
+        if not is_typeddict(schema):
+            raise
+        body = TypeAdapter(schema).json_schema()  # type: ignore[arg-type]
+        name = str(body.get("title") or getattr(schema, "__name__", "output"))
+    body = dict(body)
+    description = str(body.get("description") or "")
+    if isinstance(schema, dict) and schema.get("type") == "function":
+        description = str(schema["function"].get("description") or "")
+    if not body.get("description"):
+        body.pop("description", None)  # langchain-core adds an empty one for undocumented models
+    return name, description, body
 
 
 def output_format_from_response_format(value: object) -> OutputFormat | None:

@@ -211,7 +211,7 @@ Outcome = float | Literal["ok"] | None
 
 
 class Permit:
-    """One request's place in the pool. `settle` reports the outcome once; `release` frees it."""
+    """One request's place in the pool. `done` reports the outcome once; `release` frees it."""
 
     __slots__ = ("_admission", "_settled", "epoch", "released")
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from langchain_kimi._http.config import DEFAULT_TIMEOUT
 from langchain_kimi._http.pool.admission import Admission
 
 CAPACITY = 200
@@ -34,8 +35,7 @@ Measured on loopback (docs/benchmarks.md): 1,000 connections, or more keep-alive
 made bursts slower: httpcore's idle-connection check is quadratic in the connections it keeps."""
 _LIMITS = httpx.Limits(max_connections=CAPACITY, max_keepalive_connections=50)
 # Every request carries its own `httpx.Timeout` (Transport sets it per request); the clients'
-# default only applies to requests that do not, and there are none.
-_CLIENT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
+# default (`DEFAULT_TIMEOUT`) only applies to requests that do not, and there are none.
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class SharedPool:
             return self.key.http_client
         with self._lock:
             if self._client is None:
-                self._client = httpx.Client(timeout=_CLIENT_TIMEOUT, limits=_LIMITS)
+                self._client = httpx.Client(timeout=DEFAULT_TIMEOUT, limits=_LIMITS)
             return self._client
 
     async def async_client(self) -> httpx.AsyncClient:
@@ -104,7 +104,7 @@ class SharedPool:
             entry = self._async_clients.get(loop)
             if entry is not None:
                 return entry[0]
-            client = httpx.AsyncClient(timeout=_CLIENT_TIMEOUT, limits=_LIMITS)
+            client = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT, limits=_LIMITS)
             closer = _close_at_loop_shutdown(client)
             self._async_clients[loop] = (client, closer)
         await anext(closer)  # runs up to its `yield` without suspending: no other task interleaves

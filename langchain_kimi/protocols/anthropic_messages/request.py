@@ -1,8 +1,8 @@
 """LangChain messages + `RequestOptions` -> `POST /v1/messages` body. Pure; validates input.
 
-What the model refuses was refused by `_resolve` already (from the capability row); this module
-rejects only shapes the Messages wire cannot express, and reads the row to choose a form
-(system blocks, tool_choice fallbacks, effort on the wire).
+What the model refuses was refused by `_request/resolve.py` already (from the capability row);
+this module rejects only shapes the Messages wire cannot express, and reads the row to choose a
+form (system blocks, tool_choice fallbacks, effort on the wire).
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ def _max_tokens(options: RequestOptions) -> int:
 
 
 def _stop_sequences(options: RequestOptions) -> list[str]:
-    if not options.caps.stop_sequences:
+    if not options.native_stop:
         # No native stop sequences on this row: ChatKimi truncates client-side instead.
         return []
     return [s for s in options.stop if s]

@@ -1,4 +1,4 @@
-"""Messages SSE events -> `AIMessageChunk`s. Stateful, no I/O (`_sse` parses the lines).
+"""Messages SSE events -> `AIMessageChunk`s. Stateful, no I/O (`_http/sse.py` parses the lines).
 
 Summing every chunk gives what `parse_response` gives for the same reply: text and reasoning
 arrive as deltas; each complete block is emitted once, at its `content_block_stop`, in

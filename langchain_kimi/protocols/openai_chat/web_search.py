@@ -18,8 +18,7 @@ from langchain_core.utils._merge import merge_dicts
 
 from langchain_kimi._contract import BUILTIN_ROUNDS, REASONING, TOKEN_USAGE, WEB_SEARCH_LIMIT
 from langchain_kimi._errors import KimiAPIError
-from langchain_kimi._request.options import RequestOptions, WebSearchToolSpec
-from langchain_kimi.protocols import CallRounds, FollowUp, SingleRound
+from langchain_kimi.protocols.interfaces import FollowUp
 from langchain_kimi.protocols.openai_chat.builtin import builtin_answers, is_builtin
 from langchain_kimi.protocols.openai_chat.builtin import is_builtin_round as _all_builtin
 from langchain_kimi.protocols.openai_chat.response import (
@@ -221,11 +220,3 @@ class WebSearchRounds:
                 "max_uses": self._max_uses,
                 "declined": self._searches_declined,
             }
-
-
-def new_rounds(options: RequestOptions, max_rounds: int) -> CallRounds:
-    """The `$web_search` loop when the call declared the built-in web search; else one round."""
-    for tool in options.tools:
-        if isinstance(tool, WebSearchToolSpec):
-            return WebSearchRounds(max_rounds, tool.max_uses)
-    return SingleRound(StreamDecoder)
