@@ -14,7 +14,6 @@ request).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import ssl
@@ -22,6 +21,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -74,9 +74,9 @@ class Script:
         return script
 
 
-@functools.cache
+@cache
 def _authored_script() -> Script:
-    """The committed cassettes, read once per process (a gateway only looks answers up)."""
+    """Read once per process (seconds of YAML); the gateway never changes it."""
     return Script.from_cassettes()
 
 
