@@ -231,7 +231,8 @@ def serve(
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll interval: shutdown() waits up to one interval for the serving thread.
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         scheme = "https" if tls is not None else "http"
