@@ -59,7 +59,8 @@ _KNOWN_CALL_KWARGS = frozenset(
 
 _CONSTRUCTOR_CALLER = 6
 """`stacklevel` naming the code that constructed ChatKimi: the check, `resolve_options`,
-`ChatKimi._settle`, pydantic's validator call and `BaseModel.__init__` lie in between."""
+`ChatKimi._complete_after_validation`, pydantic's validator call and `BaseModel.__init__` lie in
+between."""
 
 
 @dataclass(frozen=True)
