@@ -234,15 +234,18 @@ def _apply(module: types.ModuleType, mutated: str, original_code: types.CodeType
     return applied
 
 
-def _run(tests: list[str], timeout: float, patch: Callable[[], bool] | None = None) -> str:
+def _run(
+    tests: list[str], timeout: float, patch: Callable[[], bool] | None = None, *, quiet: bool = True
+) -> str:
     """'killed', 'survived', 'timeout' or 'skipped' (the mutant could not be applied)."""
     pid = os.fork()
     if pid == 0:  # the child: apply the mutant, run the tests, report through the exit code
         if patch is not None and not patch():
             os._exit(99)
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 1)
-        os.dup2(null, 2)
+        if quiet:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
         # Plain asserts: rewriting every plugin and conftest again in each child costs more
         # than the tests (a failing assert still fails).
         options = ["-x", "-q", "-p", "no:randomly", "-p", "no:xdist", "--assert=plain"]
@@ -287,7 +290,7 @@ def main() -> None:
     original_code = compile(original, str(target), "exec")
     only = {int(n) for n in args.only.split(",") if n}
     mutants = [m for m in _mutants(original) if not only or m.line in only]
-    if _run(args.tests, args.timeout) != "survived":
+    if _run(args.tests, args.timeout, quiet=False) != "survived":
         raise SystemExit("the tests fail on the unmutated module: fix them first")
     counts = {"killed": 0, "survived": 0, "timeout": 0, "skipped": 0}
     survivors: list[Mutant] = []
