@@ -8,10 +8,16 @@ adapters' `build_request` only rejects shapes its wire cannot express.
 from __future__ import annotations
 
 import math
+import os
+import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
+
+import langchain_core
+import pydantic
 
 from langchain_kimi._request.options import (
     OutputFormat,
@@ -57,10 +63,26 @@ _KNOWN_CALL_KWARGS = frozenset(
 )
 
 
-_CONSTRUCTOR_CALLER = 6
-"""`stacklevel` naming the code that constructed ChatKimi: the check, `resolve_options`,
-`ChatKimi._complete_after_validation`, pydantic's validator call and `BaseModel.__init__` lie in
-between."""
+_LIBRARY_DIRS = tuple(
+    f"{directory}{os.sep}"
+    for directory in (
+        Path(__file__).parents[1],  # this package
+        Path(pydantic.__file__ or "").parent,
+        Path(langchain_core.__file__ or "").parent,
+    )
+)
+
+
+def _caller_stacklevel() -> int:
+    """The `stacklevel` for a warning issued by the caller of this function that names the
+    first frame outside this package, pydantic and langchain-core: the line that built the
+    model, or that made the call (the frames in between differ between the two, and between
+    releases of those libraries)."""
+    level, frame = 1, sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_LIBRARY_DIRS):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 @dataclass(frozen=True)
@@ -160,7 +182,7 @@ def _check_sampling(
         warnings.warn(
             f"{caps.model} ignores {name} (fixed at {fixed} by the service); {value} has no effect",
             UserWarning,
-            stacklevel=_CONSTRUCTOR_CALLER,
+            stacklevel=_caller_stacklevel(),
         )
     return float(value) if caps.sampling_on_wire else None
 
@@ -241,7 +263,7 @@ def _warn_parallel(value: object) -> None:
             "parallel_tool_calls=False has no documented field on either Kimi protocol and is "
             "not sent; the model may still return several tool calls",
             UserWarning,
-            stacklevel=_CONSTRUCTOR_CALLER,
+            stacklevel=_caller_stacklevel(),
         )
 
 

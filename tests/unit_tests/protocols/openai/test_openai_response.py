@@ -179,3 +179,23 @@ def test_a_reply_without_choices_is_an_error_not_an_empty_answer() -> None:
 
     with pytest.raises(KimiAPIError, match="no choices"):
         parse_response({"id": "chatcmpl-x", "object": "chat.completion", "choices": []})
+
+
+def test_total_tokens_is_the_services_own_figure_when_it_sends_one() -> None:
+    usage = {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 10}
+    assert usage_from_openai(usage)["total_tokens"] == 10
+    assert usage_from_openai({"prompt_tokens": 3, "completion_tokens": 4})["total_tokens"] == 7
+
+
+def test_a_reply_with_only_invalid_tool_calls_keeps_them_raw() -> None:
+    raw = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": "[1, 2]"},
+    }
+    message = parse_response(body_with({"content": None, "tool_calls": [raw]}, "tool_calls"))
+    assert message.tool_calls == []
+    assert [call["error"] for call in message.invalid_tool_calls] == [
+        "arguments are not a JSON object"
+    ]
+    assert message.additional_kwargs["tool_calls"] == [raw]
