@@ -169,3 +169,20 @@ def test_sampling_is_sent_as_a_float_only_where_the_row_puts_it_on_the_wire() ->
     }
     assert rows == {"openai": 1.0, "anthropic": None}
     assert type(rows["openai"]) is float
+
+
+@pytest.mark.parametrize("protocol", BOTH)
+def test_unset_settings_stay_unset(protocol: Protocol) -> None:
+    """Nothing is invented: an unset setting is None (the adapter then sends nothing, or the
+    protocol's documented default)."""
+    options = resolve(K31_PRO, protocol)
+    unset = (options.max_tokens, options.reasoning_effort, options.cache_ttl, options.temperature)
+    assert unset == (None, None, None, None)
+    assert (options.top_p, options.stop, options.tool_choice) == (None, (), None)
+
+
+def test_a_calls_stop_replaces_the_models_and_none_keeps_it() -> None:
+    defaults = ModelDefaults(model=K31_PRO, protocol="openai", stop=["END"])
+    kept = resolve_options(defaults, None, {}, stream=False)
+    replaced = resolve_options(defaults, ["HALT"], {}, stream=False)
+    assert (kept.stop, replaced.stop) == (("END",), ("HALT",))
