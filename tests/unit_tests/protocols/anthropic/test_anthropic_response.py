@@ -217,3 +217,16 @@ def test_usage_that_is_not_an_object_is_no_usage(usage: object) -> None:
     msg = parse_response({"id": "msg_1", "content": [], "usage": usage})
     assert msg.usage_metadata is None
     assert "usage" not in msg.response_metadata
+
+
+def test_a_reply_without_id_model_or_thinking_count_reports_none_of_them() -> None:
+    usage = {
+        "input_tokens": 1,
+        "output_tokens": 2,
+        "output_tokens_details": {"thinking_tokens": None},
+    }
+    msg = parse_response({"content": [{"type": "text", "text": "hi"}], "usage": usage})
+    assert "id" not in msg.response_metadata
+    assert "model_name" not in msg.response_metadata
+    assert msg.usage_metadata is not None
+    assert "output_token_details" not in msg.usage_metadata
