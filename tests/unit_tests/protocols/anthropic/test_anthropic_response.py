@@ -230,3 +230,14 @@ def test_a_reply_without_id_model_or_thinking_count_reports_none_of_them() -> No
     assert "model_name" not in msg.response_metadata
     assert msg.usage_metadata is not None
     assert "output_token_details" not in msg.usage_metadata
+
+
+def test_a_ttl_split_lists_only_the_ttls_it_reports() -> None:
+    usage = {
+        "input_tokens": 1,
+        "output_tokens": 1,
+        "cache_creation_input_tokens": 10,
+        "cache_creation": {"ephemeral_5m_input_tokens": 10, "ephemeral_1h_input_tokens": None},
+    }
+    details = usage_from_anthropic(usage).get("input_token_details") or {}
+    assert details == {"ephemeral_5m_input_tokens": 10, "cache_creation": 0}
