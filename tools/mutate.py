@@ -93,9 +93,12 @@ def _docstring_nodes(tree: ast.AST) -> set[int]:
     return found
 
 
-def _span(node: ast.AST, text: str, description: str) -> Mutant:
-    assert node.end_lineno is not None and node.end_col_offset is not None
-    return Mutant(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, text, description)
+def _span(node: ast.expr | ast.stmt, text: str, description: str) -> Mutant:
+    assert node.end_lineno is not None
+    assert node.end_col_offset is not None
+    return Mutant(
+        node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, text, description
+    )
 
 
 def _mutants(source: str) -> Iterator[Mutant]:
@@ -122,7 +125,11 @@ def _mutants(source: str) -> Iterator[Mutant]:
         elif isinstance(node, ast.BinOp) and type(node.op) in _BINOP_SWAPS:
             swap_op = _BINOP_SWAPS[type(node.op)]
             changed_op = ast.BinOp(node.left, swap_op(), node.right)
-            yield _span(node, f"({ast.unparse(changed_op)})", f"{type(node.op).__name__} -> {swap_op.__name__}")
+            yield _span(
+                node,
+                f"({ast.unparse(changed_op)})",
+                f"{type(node.op).__name__} -> {swap_op.__name__}",
+            )
         elif isinstance(node, ast.BoolOp):
             other = ast.Or() if isinstance(node.op, ast.And) else ast.And()
             yield _span(node, f"({ast.unparse(ast.BoolOp(other, node.values))})", "and <-> or")
