@@ -17,6 +17,8 @@ from typing import Any
 
 from langchain_core import exceptions as lc
 
+from langchain_kimi._secrets import Scrubber
+
 _SNIPPET_CHARS = 300
 
 # Kimi's context-length messages (both protocols), plus the common generic wording.
@@ -214,14 +216,11 @@ def _fields_from_payload(payload: Any) -> _Fields:
     return None, None, request_id, None
 
 
-_REDACTED = "***"
-_MIN_REDACTED_LENGTH = 8
-"""Shorter "keys" (test placeholders) are not redacted: replacing every occurrence of a one- or
-two-letter string would corrupt the message (and its classification), and protects nothing."""
-
-
 def redact(text: str, secret: str) -> str:
-    return text.replace(secret, _REDACTED) if len(secret) >= _MIN_REDACTED_LENGTH else text
+    """`text` without the key in any encoding a gateway may echo it in (JSON escapes, percent-
+    encoding) nor anything key-shaped: the shared scrubber of `_secrets` (a "key" shorter than
+    8 characters, a test placeholder, is replaced only as a whole text)."""
+    return Scrubber((secret,)).text(text)
 
 
 def snippet(text: str) -> str:

@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_messages
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.utils import from_env, secret_from_env
 from pydantic import (
     AliasChoices,
@@ -44,6 +44,8 @@ from langchain_kimi._request.options import RequestOptions
 from langchain_kimi._request.profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._request.resolve import ModelDefaults, resolve_options
 from langchain_kimi._request.tools import ToolLike, spec_to_bindable, to_tool_specs
+from langchain_kimi._usage import sum_usage
+from langchain_kimi._warn import calls_from_caller
 from langchain_kimi.protocols import ProtocolAdapter, adapter
 
 DEFAULT_BASE_URL = "https://direct.evolink.ai"
@@ -110,9 +112,11 @@ class ChatKimi(BaseChatModel):
     cache_ttl: Literal["5m", "1h"] | None = None
     """Context-cache write TTL (K3.1 only)."""
     temperature: float | None = None
-    """Fixed at 1 by the service: K3.1 ignores other values, kimi-k3 rejects them."""
+    """Chat Completions (004): "fijada por el modelo en `1`"; K3.1 ignores other values (a
+    warning), kimi-k3 refuses them (refused before sending). Messages: not sent (its documents
+    have no such field; a warning)."""
     top_p: float | None = None
-    """Fixed at 0.95 by the service: K3.1 ignores other values, kimi-k3 rejects them."""
+    """Chat Completions (004): "fijado por el modelo en `0.95`"; otherwise as `temperature`."""
     timeout: float | httpx.Timeout | None = None
     """Seconds or an `httpx.Timeout`; default 900 s read, 10 s connect."""
     max_retries: int = 2
@@ -228,6 +232,11 @@ class ChatKimi(BaseChatModel):
             top_p=self.top_p,
             model_kwargs={**self.model_kwargs, **(self.extra_body or {})},
         )
+
+    @property
+    def model_name(self) -> str:
+        """The model id, as `ChatOpenAI.model_name` reads it (the same as `model`)."""
+        return self.model
 
     # ---------------------------------------------------------------- LangChain metadata
 
@@ -495,6 +504,58 @@ class ChatKimi(BaseChatModel):
         """A call's `stream_usage=` (taken out: it is no body field), else the field."""
         value = kwargs.pop("stream_usage", None)
         return self.stream_usage if value is None else bool(value)
+
+    def _combine_llm_outputs(self, llm_outputs: list[dict[str, Any] | None]) -> dict[str, Any]:
+        """`generate()`'s `llm_output`: the calls' usage objects added up, as ChatOpenAI does."""
+        usage: dict[str, Any] | None = None
+        for output in llm_outputs:
+            part = (output or {}).get("token_usage")
+            if isinstance(part, dict):
+                usage = sum_usage(usage, part)
+        combined: dict[str, Any] = {"model_name": self.model}
+        if usage:
+            combined["token_usage"] = usage
+        return combined
+
+    # ---------------------------------------------------------------- calls in tasks / threads
+
+    # langchain-core runs these in tasks or threads of their own, whose stacks do not reach the
+    # caller: the caller's line is recorded first, so that a warning names it (`_warn`).
+
+    async def ainvoke(
+        self,
+        input: LanguageModelInput,
+        config: RunnableConfig | None = None,
+        *,
+        stop: list[str] | None = None,
+        **kwargs: Any,
+    ) -> AIMessage:
+        with calls_from_caller():
+            return await super().ainvoke(input, config, stop=stop, **kwargs)
+
+    def batch(
+        self,
+        inputs: list[LanguageModelInput],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any | None,
+    ) -> list[AIMessage]:
+        with calls_from_caller():
+            return super().batch(inputs, config, return_exceptions=return_exceptions, **kwargs)
+
+    async def abatch(
+        self,
+        inputs: list[LanguageModelInput],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any | None,
+    ) -> list[AIMessage]:
+        with calls_from_caller():
+            return await super().abatch(
+                inputs, config, return_exceptions=return_exceptions, **kwargs
+            )
 
     # ---------------------------------------------------------------- token estimate
 

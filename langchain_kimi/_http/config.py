@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 
 from langchain_kimi._json import dumps_bytes
+from langchain_kimi._secrets import Scrubber, split_userinfo
 
 # RFC 9110 §5.6.2: a field name is a `token`.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -26,6 +27,10 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _VALUE_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 _URL_FORBIDDEN = re.compile(r"[\x00-\x20\x7f]")
 
+_USERINFO_REFUSED = (
+    "{label} must not contain user:password@ (httpx would send Basic auth instead of the API "
+    "key); pass the key as api_key and other headers via default_headers"
+)
 DEFAULT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
 """The one timeout default (a model's requests, and the pooled clients' own setting). Long
 reasoning replies at effort `max` can take many minutes; every wait is still bounded."""
@@ -72,6 +77,12 @@ def validate_config(
     )
     if any(ch in api_key for ch in "\r\n\0") or not api_key.isascii():
         raise ValueError("api_key contains characters that are not allowed in an HTTP header")
+    if api_key != api_key.strip():
+        # RFC 9110 §5.5: a field value has no leading or trailing whitespace (h11 refuses it).
+        raise ValueError(
+            "api_key has surrounding whitespace, which an HTTP header cannot carry: remove it "
+            "(check EVOLINK_API_KEY)"
+        )
     check_max_retries(max_retries)
 
 
@@ -104,30 +115,31 @@ def normalize_base_url(url: object, *, label: str, allow_insecure_http: bool) ->
     """
     if not isinstance(url, str):
         raise ValueError(f"{label} must be a string, got {type(url).__name__}")
+    # What the messages show: a refused URL may carry a credential (`user:pw@`, `?api_key=`).
+    shown = repr(Scrubber.for_key(None, url).url(url))
+    if split_userinfo(url)[0] is not None:
+        raise ValueError(_USERINFO_REFUSED.format(label=label))
     if _URL_FORBIDDEN.search(url):
-        raise ValueError(f"{label} {url!r} contains whitespace or control characters")
+        raise ValueError(f"{label} {shown} contains whitespace or control characters")
     if "?" in url or "#" in url:
         raise ValueError(
-            f"{label} {url!r} has a query string or fragment: the protocol path is appended to "
+            f"{label} {shown} has a query string or fragment: the protocol path is appended to "
             "the base URL, so it would end up inside them. Use the bare host root, e.g. "
             "'https://direct.evolink.ai'"
         )
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:
-        raise ValueError(f"{label} {url!r} is not a valid URL: {exc}") from None
+        raise ValueError(f"{label} {shown} is not a valid URL: {exc}") from None
     if parsed.scheme not in ("https", "http") or not parsed.host:
-        raise ValueError(f"{label} must be an absolute https:// URL, got {url!r}")
+        raise ValueError(f"{label} must be an absolute https:// URL, got {shown}")
     if parsed.port is not None and not 0 < parsed.port < 65536:
-        raise ValueError(f"{label} {url!r} is not a valid URL: port out of range")
+        raise ValueError(f"{label} {shown} is not a valid URL: port out of range")
     if parsed.userinfo:
-        raise ValueError(
-            f"{label} must not contain user:password@ (httpx would send Basic auth instead of "
-            "the API key); pass the key as api_key and other headers via default_headers"
-        )
+        raise ValueError(_USERINFO_REFUSED.format(label=label))
     if parsed.scheme == "http" and not allow_insecure_http and not _is_loopback(parsed.host):
         raise ValueError(
-            f"{label} {url!r} uses plain http://, which would send the API key unencrypted. "
+            f"{label} {shown} uses plain http://, which would send the API key unencrypted. "
             "Use https://, or set allow_insecure_http=True if you really mean it."
         )
     root = url.rstrip("/")

@@ -8,16 +8,9 @@ adapters' `build_request` only rejects shapes its wire cannot express.
 from __future__ import annotations
 
 import math
-import os
-import sys
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
-
-import langchain_core
-import pydantic
 
 from langchain_kimi._request.options import (
     OutputFormat,
@@ -37,6 +30,7 @@ from langchain_kimi._request.tools import (
     resolve_tool_choice,
     to_tool_specs,
 )
+from langchain_kimi._warn import warn
 
 # Call kwargs that LangChain or agents pass for tracing/bookkeeping only: never sent.
 _TRACING_ONLY = frozenset({"ls_structured_output_format", "ls_structured_output_format_kwargs"})
@@ -61,28 +55,6 @@ _KNOWN_CALL_KWARGS = frozenset(
         "stream",
     }
 )
-
-
-_LIBRARY_DIRS = tuple(
-    f"{directory}{os.sep}"
-    for directory in (
-        Path(__file__).parents[1],  # this package
-        Path(pydantic.__file__ or "").parent,
-        Path(langchain_core.__file__ or "").parent,
-    )
-)
-
-
-def _caller_stacklevel() -> int:
-    """The `stacklevel` for a warning issued by the caller of this function that names the
-    first frame outside this package, pydantic and langchain-core: the line that built the
-    model, or that made the call (the frames in between differ between the two, and between
-    releases of those libraries)."""
-    level, frame = 1, sys._getframe(1)
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_LIBRARY_DIRS):
-        frame = frame.f_back
-        level += 1
-    return level
 
 
 @dataclass(frozen=True)
@@ -167,8 +139,31 @@ def _check_cache_ttl(value: object, caps: Capabilities) -> str | None:
     return str(value)
 
 
+# What 004 (Chat Completions) says of the sampling fields; the Messages documents (000, 001)
+# have no such fields at all.
+_CHAT_SAMPLING_DOC = {
+    "temperature": "Temperatura de muestreo, fijada por el modelo en `1`",
+    "top_p": "Umbral de muestreo nucleus, fijado por el modelo en `0.95`",
+}
+_K31_IGNORES = "`kimi-k3.1-pro` / `kimi-k3.1-pro-highspeed` lo ignoran automáticamente"
+_K3_REFUSES = "`kimi-k3` devuelve un error para valores no admitidos"
+
+
+def _ignored_sampling_warning(name: str, value: float, caps: Capabilities) -> str:
+    documented = f'004 (Chat Completions): "{_CHAT_SAMPLING_DOC[name]}"'
+    if caps.sampling_on_wire:
+        return (
+            f'{caps.model} ignores {name}; {documented}, "{_K31_IGNORES}". {value} is sent '
+            "and has no effect"
+        )
+    return (
+        f"{caps.model} on the Messages protocol: {name}={value} is not sent, its document "
+        f'names no {name} field. {documented}; "{_K31_IGNORES}"; "{_K3_REFUSES}"'
+    )
+
+
 def _check_sampling(
-    name: str, value: object, fixed: float, caps: Capabilities, *, warn: bool
+    name: str, value: object, fixed: float, caps: Capabilities, *, announce: bool
 ) -> float | None:
     if value is None:
         return None
@@ -178,12 +173,8 @@ def _check_sampling(
     if caps.known and caps.fixed_sampling and value != fixed:
         msg = f"{caps.model} only accepts {name}={fixed} (fixed by the model); got {value}"
         raise ValueError(msg)
-    if warn and caps.known and not caps.fixed_sampling and value != fixed:
-        warnings.warn(
-            f"{caps.model} ignores {name} (fixed at {fixed} by the service); {value} has no effect",
-            UserWarning,
-            stacklevel=_caller_stacklevel(),
-        )
+    if announce and caps.known and not caps.fixed_sampling and value != fixed:
+        warn(_ignored_sampling_warning(name, value, caps))
     return float(value) if caps.sampling_on_wire else None
 
 
@@ -197,9 +188,9 @@ def _sampling(
     """A call's `temperature` / `top_p` (or the model's own): the model's field was warned
     about once, at construction; a call argument is warned about at the call."""
     value = _first_set(kwargs, name, default=getattr(defaults, name))
-    warn = not defaults_checked or kwargs.get(name) is not None
+    announce = not defaults_checked or kwargs.get(name) is not None
     fixed = caps.fixed_temperature if name == "temperature" else caps.fixed_top_p
-    return _check_sampling(name, value, fixed, caps, warn=warn)
+    return _check_sampling(name, value, fixed, caps, announce=announce)
 
 
 def _check_tools(specs: tuple[ToolSpec, ...], caps: Capabilities) -> None:
@@ -259,11 +250,9 @@ def _warn_parallel(value: object) -> None:
     global _parallel_warned
     if value is False and not _parallel_warned:
         _parallel_warned = True
-        warnings.warn(
+        warn(
             "parallel_tool_calls=False has no documented field on either Kimi protocol and is "
-            "not sent; the model may still return several tool calls",
-            UserWarning,
-            stacklevel=_caller_stacklevel(),
+            "not sent; the model may still return several tool calls"
         )
 
 

@@ -8,7 +8,6 @@ gateway's built-in web search in any of its spellings (`"web_search"`, `{"type":
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,6 +23,7 @@ from langchain_kimi._request.options import (
     ToolSpec,
     WebSearchToolSpec,
 )
+from langchain_kimi._warn import warn
 
 ToolLike = dict[str, Any] | type | Callable[..., Any] | BaseTool | str
 _ANTHROPIC_WEB_SEARCH_PREFIX = "web_search_"
@@ -49,24 +49,33 @@ _MESSAGES_WEB_SEARCH_FORM = (
 def _web_search_spec(tool: str | dict[str, Any]) -> WebSearchToolSpec:
     if isinstance(tool, str):
         return WebSearchToolSpec()
+    # An option given as None is absent: Anthropic's SDK types and pydantic-ai spell the tool
+    # with every option present (`"allowed_domains": None`, ...).
+    tool = {key: value for key, value in tool.items() if value is not None}
     max_uses = tool.get("max_uses")
-    bad_max_uses = max_uses is not None and (
+    messages_form = tool.get("type", "").startswith(_ANTHROPIC_WEB_SEARCH_PREFIX)
+    if max_uses is not None and (
         isinstance(max_uses, bool) or not isinstance(max_uses, int) or max_uses < 1
-    )
-    if not tool.get("type", "").startswith(_ANTHROPIC_WEB_SEARCH_PREFIX):
-        if bad_max_uses:
-            msg = f"web_search max_uses must be a positive integer, got {max_uses!r}"
-            raise ValueError(msg)
+    ):
+        msg = f"web_search max_uses must be a positive integer, got {max_uses!r}"
+        if messages_form:
+            msg += f"; the documented form is {_MESSAGES_WEB_SEARCH_FORM}"
+        raise ValueError(msg)
+    if not messages_form:
         return WebSearchToolSpec(max_uses=max_uses)
-    # The Messages form is sent verbatim, so it must be exactly 000's WebSearchTool: `type` and
+    # The Messages form is sent as given, so it must be exactly 000's WebSearchTool: `type` and
     # `name` enums, `max_uses` ("Máximo de búsquedas permitidas en esta respuesta"), nothing else.
     fixed = {key: tool.get(key) for key in _MESSAGES_WEB_SEARCH}
     extra = sorted(set(tool) - {*_MESSAGES_WEB_SEARCH, "max_uses"})
-    if fixed != _MESSAGES_WEB_SEARCH or extra or bad_max_uses:
+    if extra:
+        msg = f"web search option {', '.join(map(repr, extra))} is not documented; "
+        msg += f"the documented form is {_MESSAGES_WEB_SEARCH_FORM}"
+        raise ValueError(msg)
+    if fixed != _MESSAGES_WEB_SEARCH:
         msg = f"unsupported web search tool {tool!r}; the documented form is "
         msg += _MESSAGES_WEB_SEARCH_FORM
         raise ValueError(msg)
-    return WebSearchToolSpec(max_uses=max_uses, raw=dict(tool))
+    return WebSearchToolSpec(max_uses=max_uses, raw=tool)
 
 
 def _check_parameters(name: str, parameters: object) -> dict[str, Any]:
@@ -128,11 +137,7 @@ def to_tool_specs(tools: Sequence[ToolLike], *, strict: bool | None = None) -> t
                 # The same tool given twice (e.g. a pydantic model and its JSON schema): the
                 # wire needs unique names, so the first declaration wins.
                 if seen != spec:
-                    warnings.warn(
-                        f"two tools are named {spec.name!r}; sending only the first",
-                        UserWarning,
-                        stacklevel=3,
-                    )
+                    warn(f"two tools are named {spec.name!r}; sending only the first")
                 continue
             by_name[spec.name] = spec
         elif any(isinstance(s, WebSearchToolSpec) for s in specs):

@@ -93,7 +93,9 @@ class ProtocolAdapter:
 
     path: str
     build_request: Callable[[Sequence[BaseMessage], RequestOptions], dict[str, Any]]
-    parse_response: Callable[[dict[str, Any]], AIMessage]
+    parse_response: Callable[[dict[str, Any], str | None], AIMessage]
+    """`(body, requested model)` -> the reply; the requested model decides the usage
+    accounting when the reply names no known model."""
     new_decoder: Callable[[], StreamDecoder]
     new_rounds: Callable[[RequestOptions, int], CallRounds]
     """`(options, max_rounds)` -> the rounds of one call."""

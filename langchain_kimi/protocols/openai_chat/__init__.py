@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from langchain_kimi._request.options import RequestOptions, WebSearchToolSpec
 from langchain_kimi.protocols.interfaces import CallRounds, ProtocolAdapter, SingleRound
 from langchain_kimi.protocols.openai_chat import content_blocks
@@ -16,8 +18,8 @@ def _new_rounds(options: RequestOptions, max_rounds: int) -> CallRounds:
     """The `$web_search` loop when the call declared the built-in web search; else one round."""
     for tool in options.tools:
         if isinstance(tool, WebSearchToolSpec):
-            return WebSearchRounds(max_rounds, tool.max_uses)
-    return SingleRound(StreamDecoder)
+            return WebSearchRounds(max_rounds, tool.max_uses, options.model)
+    return SingleRound(partial(StreamDecoder, options.model))
 
 
 ADAPTER = ProtocolAdapter(

@@ -26,13 +26,14 @@ SUBPACKAGES = sorted(p.name for p in PROTOCOLS.iterdir() if (p / "__init__.py").
 INTERNALS = ROOT / "docs" / "internals.md"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("_version", "_json", "_errors"),
+    ("_version", "_json", "_errors", "_secrets", "_warn", "_usage"),
     ("_http",),
     ("_contract", "_request"),
     ("protocols",),
     ("_call",),
     ("_langchain",),
     ("chat_models", "doctor", "__main__", "__init__"),
+    ("testing",),
 ]
 """Bottom first. A name is a module or a folder of the package (a folder holds its whole tree);
 `__init__` is the package's own `__init__.py`."""
@@ -222,7 +223,8 @@ def test_package_imports_resolves_every_form() -> None:
 
 
 def test_layer_of_places_modules() -> None:
-    assert layer_of("langchain_kimi") == len(LAYERS) - 1
+    assert layer_of("langchain_kimi") == len(LAYERS) - 2  # the package's own __init__
+    assert layer_of("langchain_kimi.testing.gateway") == len(LAYERS) - 1
     assert layer_of("langchain_kimi._http.pool.admission") == 1
     assert layer_of("langchain_kimi.protocols.openai_chat.web_search") == 3
     assert layer_of("langchain_kimi._errors") == 0

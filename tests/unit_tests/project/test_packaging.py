@@ -59,8 +59,15 @@ def test_wheel_holds_the_package_typed_marker_and_licence(dists: tuple[Path, Pat
         names = archive.namelist()
         licence = next(n for n in names if n.endswith(".dist-info/licenses/LICENSE"))
         assert b"MIT License" in archive.read(licence)
+        entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+        plugin = archive.read(entry_points).decode()
+        assert "[pytest11]" in plugin
+        assert "langchain_kimi.testing.pytest_plugin" in plugin
     assert "langchain_kimi/py.typed" in names
     assert "langchain_kimi/chat_models.py" in names
+    # FakeKimiGateway checks requests against the published documents: they ship as package data.
+    for document in ("anthropic-messages.kimi-k3.1-pro.yaml", "chat-completions.all-models.yaml"):
+        assert f"langchain_kimi/testing/spec/{document}" in names
     outside = [n for n in names if not n.startswith(("langchain_kimi/", "langchain_kimi-"))]
     assert outside == [], "only the package and its metadata"
 

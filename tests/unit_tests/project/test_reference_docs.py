@@ -63,14 +63,44 @@ def test_user_pages_name_no_private_module(page: str) -> None:
     assert found == [], f"{page} names internal modules {found} (only internals.md may)"
 
 
+def _rendered_members() -> dict[str, list[str]]:
+    """`::: target` -> the member names listed under it in reference.md."""
+    rendered: dict[str, list[str]] = {}
+    target = ""
+    for line in (DOCS / "reference.md").read_text().splitlines():
+        if line.startswith("::: "):
+            target = line.removeprefix("::: ").strip()
+            rendered[target] = []
+        elif target and re.fullmatch(r"\s+- (\w+)", line):
+            rendered[target].append(line.strip().removeprefix("- "))
+        elif not line.startswith(" "):
+            target = ""
+    return rendered
+
+
+def _attribute_doc(owner: type, name: str) -> str:
+    """A method's or property's docstring, or an instance attribute's (the string after it)."""
+    member = getattr(owner, name, None)
+    if member is not None and not isinstance(member, str | list | dict):
+        return inspect.getdoc(member) or ""
+    source = inspect.getsource(owner)
+    match = re.search(rf"self\.{name}\b[^\n]*\n\s+\"\"\"(.+?)\"\"\"", source, re.DOTALL)
+    return match.group(1) if match else ""
+
+
 def test_rendered_docstrings_name_no_private_module() -> None:
-    members = re.findall(r"^\s+- (\w+)$", (DOCS / "reference.md").read_text(), re.MULTILINE)
-    assert "aclose" in members
-    texts = [inspect.getdoc(ChatKimi) or ""]
-    for name in members:
-        doc = inspect.getdoc(getattr(ChatKimi, name))
-        assert doc, f"ChatKimi.{name} is listed in the reference but has no docstring"
-        texts.append(doc)
+    rendered = _rendered_members()
+    assert "aclose" in rendered["langchain_kimi.ChatKimi"]
+    assert "add_reply" in rendered["langchain_kimi.testing.FakeKimiGateway"]
+    texts = []
+    for target, members in rendered.items():
+        module, _, name = target.rpartition(".")
+        owner = getattr(importlib.import_module(module), name)
+        texts.append(inspect.getdoc(owner) or "")
+        for member in members:
+            doc = _attribute_doc(owner, member)
+            assert doc, f"{target}.{member} is listed in the reference but has no docstring"
+            texts.append(doc)
     texts += [inspect.getdoc(getattr(langchain_kimi, n)) or "" for n in langchain_kimi.__all__]
     found = sorted({m.group(0) for t in texts for m in _PRIVATE.finditer(t)})
     assert found == []

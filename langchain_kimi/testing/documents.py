@@ -1,0 +1,69 @@
+"""Request bodies checked against the published OpenAPI documents, shipped with the package.
+
+The three documents are the gateway's own (`spec/` in the repository, `langchain_kimi/testing/spec/`
+in the wheel): `CreateMessageRequest` for `/v1/messages` (one document for K3.1, one for
+kimi-k3) and `ChatCompletionRequest` for `/v1/chat/completions` (all models).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+try:
+    import jsonschema  # type: ignore[import-untyped]
+    import yaml
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    msg = (
+        "langchain_kimi.testing validates requests against the published documents with "
+        "jsonschema and PyYAML: pip install 'langchain-kimi[testing]'"
+    )
+    raise ImportError(msg) from exc
+
+_DOCUMENTS = {
+    ("anthropic", "k3.1"): "anthropic-messages.kimi-k3.1-pro.yaml",
+    ("anthropic", "k3"): "anthropic-messages.kimi-k3.yaml",
+    ("openai", "k3.1"): "chat-completions.all-models.yaml",
+    ("openai", "k3"): "chat-completions.all-models.yaml",
+}
+_REQUEST_SCHEMAS = {"anthropic": "CreateMessageRequest", "openai": "ChatCompletionRequest"}
+
+
+def spec_dir() -> Path:
+    """The documents: package data in an installed wheel, `spec/` in a source checkout."""
+    packaged = Path(__file__).with_name("spec")
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parents[2] / "spec"
+
+
+@cache
+def _document(filename: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load((spec_dir() / filename).read_text(encoding="utf-8"))
+    return loaded
+
+
+@cache
+def _validator(protocol: str, family: str) -> Any:
+    filename = _DOCUMENTS[(protocol, family)]
+    uri = f"urn:kimi:{filename}"
+    resource = Resource.from_contents(_document(filename), default_specification=DRAFT202012)
+    registry: Registry[Any] = Registry().with_resource(uri, resource)
+    schema = {"$ref": f"{uri}#/components/schemas/{_REQUEST_SCHEMAS[protocol]}"}
+    return jsonschema.Draft202012Validator(schema, registry=registry)
+
+
+def request_problems(body: Any, protocol: str) -> list[str]:
+    """Where `body` breaks the request schema of its model x protocol ([] when it does not)."""
+    family = "k3" if isinstance(body, dict) and body.get("model") == "kimi-k3" else "k3.1"
+    errors = sorted(_validator(protocol, family).iter_errors(body), key=lambda e: list(e.path))
+    return [
+        f"{'/'.join(map(str, e.absolute_path)) or '(body)'}: {_short(e.message)}"
+        for e in errors[:5]
+    ]
+
+
+def _short(text: str, limit: int = 300) -> str:
+    """jsonschema quotes the offending value whole: a long message would bury the reason."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."

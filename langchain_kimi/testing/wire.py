@@ -1,0 +1,297 @@
+"""A scripted step as the gateway sends it: Chat Completions or Messages, JSON or event stream.
+
+Shapes follow the published documents shipped in `spec/` (`ChatCompletionResponse`,
+`MessageResponse`, `MessageUsage`, `ErrorResponse`) and their streams: Chat Completions chunks
+ending in `data: [DONE]` with usage on a trailing chunk; Messages events `message_start` (input
+usage) ... `message_delta` (output usage) `message_stop`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_kimi.testing.script import Error, Reply, Usage, WebSearch
+
+Json = dict[str, Any]
+CREATED = 1767225600
+"""The `created` timestamp of every Chat Completions reply (2026-01-01): reproducible replies."""
+
+
+@dataclass(frozen=True)
+class Rendering:
+    """What one rendering needs besides the step: the model, fresh ids, and how to sign."""
+
+    model: str
+    reply_id: str
+    new_call_id: Callable[[], str]
+    sign: Callable[[str], str]
+    prompt_chars: int
+
+
+def _compact(payload: Any) -> str:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+def _pieces(text: str) -> list[str]:
+    """Text as a stream delivers it: a few words per delta."""
+    words = text.split(" ")
+    groups = [" ".join(words[i : i + 3]) for i in range(0, len(words), 3)]
+    return [g if i == 0 else " " + g for i, g in enumerate(groups)] if text else []
+
+
+def _usage(reply: Reply, r: Rendering, text: str, reasoning: str) -> Usage:
+    return Usage.of(reply.usage, prompt=r.prompt_chars, text=text, reasoning=reasoning)
+
+
+# --- Chat Completions ------------------------------------------------------------------------
+
+
+def search_arguments(search: WebSearch, search_id: str) -> str:
+    return _compact({"query": search.query, "search_id": search_id})
+
+
+def openai_message(step: Reply | WebSearch, r: Rendering) -> tuple[Json, str, Usage]:
+    """(assistant message, finish_reason, usage) of one Chat Completions round."""
+    if isinstance(step, WebSearch):
+        call_id = r.new_call_id()
+        reasoning = f"I should search the web for {step.query}."
+        message: Json = {
+            "role": "assistant",
+            "content": None,
+            "reasoning_content": reasoning,
+            "tool_calls": [
+                {
+                    "id": call_id,
+                    "type": "builtin_function",
+                    "function": {
+                        "name": "$web_search",
+                        "arguments": search_arguments(step, call_id),
+                    },
+                }
+            ],
+        }
+        usage = Usage.of(None, prompt=r.prompt_chars, text="", reasoning=reasoning)
+        return message, "tool_calls", usage
+    message = {
+        "role": "assistant",
+        "content": step.text if step.text or not step.tool_calls else None,
+        "reasoning_content": step.reasoning,
+    }
+    if step.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": r.new_call_id(),
+                "type": "function",
+                "function": {"name": c.name, "arguments": _compact(c.args)},
+            }
+            for c in step.tool_calls
+        ]
+    finish = "tool_calls" if step.tool_calls else "stop"
+    return message, finish, _usage(step, r, step.text, step.reasoning)
+
+
+def openai_usage(usage: Usage) -> Json:
+    """`prompt_tokens` counts ALL input, cache reads and writes included (004)."""
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+        "prompt_tokens_details": {
+            "cached_tokens": usage.cache_read,
+            "cache_write_tokens": usage.cache_write,
+        },
+        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+    }
+
+
+def openai_json(message: Json, finish: str, usage: Usage, r: Rendering) -> Json:
+    return {
+        "id": r.reply_id,
+        "object": "chat.completion",
+        "created": CREATED,
+        "model": r.model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": openai_usage(usage),
+    }
+
+
+def openai_sse(message: Json, finish: str, usage: Usage, r: Rendering) -> str:
+    """Chunks: role, reasoning, answer, each tool call (head, then arguments), the finish, then
+    a trailing chunk with empty `choices` and the usage; `data: [DONE]` ends the stream."""
+
+    def chunk(choices: list[Json], **extra: Any) -> str:
+        head = {"id": r.reply_id, "object": "chat.completion.chunk", "created": CREATED}
+        return f"data: {_compact({**head, 'model': r.model, 'choices': choices, **extra})}\n\n"
+
+    def delta(content: Json, finish_reason: str | None = None) -> str:
+        return chunk([{"index": 0, "delta": content, "finish_reason": finish_reason}])
+
+    out = [delta({"role": "assistant", "content": ""})]
+    out += [delta({"reasoning_content": p}) for p in _pieces(message["reasoning_content"])]
+    out += [delta({"content": p}) for p in _pieces(message["content"] or "")]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call["function"]
+        head = {"index": index, "id": call["id"], "type": call["type"]}
+        out.append(
+            delta(
+                {"tool_calls": [{**head, "function": {"name": function["name"], "arguments": ""}}]}
+            )
+        )
+        arguments = {"index": index, "function": {"arguments": function["arguments"]}}
+        out.append(delta({"tool_calls": [arguments]}))
+    out.append(delta({}, finish))
+    out.append(chunk([], usage=openai_usage(usage)))
+    out.append("data: [DONE]\n\n")
+    return "".join(out)
+
+
+# --- Messages --------------------------------------------------------------------------------
+
+
+def anthropic_usage(usage: Usage, *, model: str, searches: int) -> Json:
+    """K3.1 (000): plain input, cache reads and cache writes are disjoint ("Las tres categorías
+    son excluyentes"). kimi-k3 (001): `input_tokens` are those "no servidos desde caché", writes
+    included."""
+    plain = usage.input_tokens - usage.cache_read
+    if model != "kimi-k3":
+        plain -= usage.cache_write
+    out: Json = {
+        "input_tokens": plain,
+        "cache_creation_input_tokens": usage.cache_write,
+        "cache_read_input_tokens": usage.cache_read,
+        "output_tokens": usage.output_tokens,
+        "output_tokens_details": {"thinking_tokens": usage.reasoning_tokens},
+    }
+    if searches:
+        out["server_tool_use"] = {"web_search_requests": searches}
+    return out
+
+
+def anthropic_content(reply: Reply, r: Rendering) -> list[Json]:
+    content: list[Json] = [
+        {"type": "thinking", "thinking": reply.reasoning, "signature": r.sign(reply.reasoning)}
+    ]
+    for search in reply.searches:
+        use_id = r.new_call_id()
+        content.append(
+            {
+                "type": "server_tool_use",
+                "id": use_id,
+                "name": "web_search",
+                "input": {"query": search.query},
+            }
+        )
+        results = [
+            {
+                "type": "web_search_result",
+                "title": result["title"],
+                "url": result["url"],
+                "encrypted_content": r.sign(result["url"]),
+                "page_age": result.get("page_age"),
+            }
+            for result in search.results
+        ]
+        content.append(
+            {"type": "web_search_tool_result", "tool_use_id": use_id, "content": results}
+        )
+    if reply.text:
+        content.append({"type": "text", "text": reply.text})
+    content += [
+        {"type": "tool_use", "id": r.new_call_id(), "name": c.name, "input": c.args}
+        for c in reply.tool_calls
+    ]
+    return content
+
+
+def anthropic_json(reply: Reply, r: Rendering) -> Json:
+    return {
+        "id": r.reply_id,
+        "type": "message",
+        "role": "assistant",
+        "model": r.model,
+        "content": anthropic_content(reply, r),
+        "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+        "stop_sequence": None,
+        "usage": anthropic_usage(
+            _usage(reply, r, reply.text, reply.reasoning),
+            model=r.model,
+            searches=len(reply.searches),
+        ),
+    }
+
+
+def _block_events(index: int, block: Json) -> Iterator[Json]:
+    kind = block["type"]
+    if kind == "thinking":
+        yield _start(index, {"type": "thinking", "thinking": "", "signature": ""})
+        for piece in _pieces(block["thinking"]):
+            yield _delta(index, {"type": "thinking_delta", "thinking": piece})
+        yield _delta(index, {"type": "signature_delta", "signature": block["signature"]})
+    elif kind == "text":
+        yield _start(index, {"type": "text", "text": ""})
+        for piece in _pieces(block["text"]):
+            yield _delta(index, {"type": "text_delta", "text": piece})
+    elif kind in ("tool_use", "server_tool_use"):
+        yield _start(index, {**block, "input": {}})
+        if block["input"]:  # a call without input sends no input_json_delta
+            yield _delta(
+                index, {"type": "input_json_delta", "partial_json": _compact(block["input"])}
+            )
+    else:  # web_search_tool_result arrives whole
+        yield _start(index, block)
+    yield {"type": "content_block_stop", "index": index}
+
+
+def _start(index: int, block: Json) -> Json:
+    return {"type": "content_block_start", "index": index, "content_block": block}
+
+
+def _delta(index: int, delta: Json) -> Json:
+    return {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+def anthropic_sse(message: Json) -> str:
+    """The event stream of a whole Messages reply (`anthropic_json`'s)."""
+    usage = message["usage"]
+    start_usage = {k: v for k, v in usage.items() if k.startswith(("input", "cache"))}
+    events: list[Json] = [
+        {
+            "type": "message_start",
+            "message": {
+                **message,
+                "content": [],
+                "stop_reason": None,
+                "usage": {**start_usage, "output_tokens": 1},
+            },
+        }
+    ]
+    for index, block in enumerate(message["content"]):
+        events += _block_events(index, block)
+    final = {k: v for k, v in usage.items() if not k.startswith(("input", "cache"))}
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+            "usage": final,
+        }
+    )
+    events.append({"type": "message_stop"})
+    return "".join(f"event: {e['type']}\ndata: {_compact(e)}\n\n" for e in events)
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+
+def error_body(error: Error, protocol: str, request_id: str) -> Json:
+    """The documented error bodies: Messages `{"type": "error", "error": {...}, "request_id"}`,
+    Chat Completions `{"error": {"message", "type", "code"}}`."""
+    if protocol == "anthropic":
+        return {
+            "type": "error",
+            "error": {"type": error.error_type, "message": error.message},
+            "request_id": request_id,
+        }
+    return {"error": {"message": error.message, "type": error.error_type, "code": error.code}}
