@@ -37,3 +37,49 @@ def _parse(*reads: bytes) -> list[Event]:
 )
 def test_events(reads: tuple[bytes, ...], events: list[tuple[str, str]]) -> None:
     assert [(e.event, e.data) for e in _parse(*reads)] == events
+
+
+@pytest.mark.parametrize(
+    ("reads", "events"),
+    [
+        pytest.param(
+            (b"data:  a\n\n",), [("message", " a")], id="strips-exactly-one-leading-space"
+        ),
+        pytest.param(
+            (
+                b"data: a\r",
+                b"\ndata: b\n\n",
+            ),
+            [("message", "a\nb")],
+            id="lf-opening-a-read-completes-the-crlf-of-the-last-read",
+        ),
+        pytest.param(
+            (b"data: a\n\nda", b"ta: b\n\n"),
+            [("message", "a"), ("message", "b")],
+            id="a-read-ending-inside-a-line-keeps-the-rest-for-the-next",
+        ),
+        pytest.param(
+            (b"data: a\n\n", b"data: b\n\n"),
+            [("message", "a"), ("message", "b")],
+            id="a-read-ending-at-an-event-boundary",
+        ),
+        pytest.param(
+            (b"data: a\n", b"\xef\xbb\xbfdata: b\n\n"),
+            [("message", "a")],
+            id="a-byte-order-mark-later-than-the-first-read-is-kept",
+        ),
+        pytest.param(
+            (b"\n\xef\xbb\xbfdata: a\n\n",),
+            [],
+            id="a-byte-order-mark-after-a-first-line-is-kept",
+        ),
+        pytest.param(
+            (b"event: ping\n\n",), [("ping", "")], id="an-event-with-a-name-and-no-data-line"
+        ),
+        pytest.param(
+            (b"data: a\n\n\n\n",), [("message", "a")], id="blank-lines-after-an-event-dispatch-once"
+        ),
+    ],
+)
+def test_event_stream_rules(reads: tuple[bytes, ...], events: list[tuple[str, str]]) -> None:
+    assert [(e.event, e.data) for e in _parse(*reads)] == events

@@ -352,3 +352,35 @@ def test_import_survives_a_missing_private_core_helper() -> None:
             },
         }
     ]
+
+
+def test_register_installs_the_translator_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langchain_core.messages import block_translators
+
+    monkeypatch.delitem(block_translators.PROVIDER_TRANSLATORS, "kimi")
+    calls: list[str] = []
+    real = _content_blocks.register_translator
+
+    def counting(provider: str, *translators: Any) -> None:
+        calls.append(provider)
+        real(provider, *translators)
+
+    monkeypatch.setattr(_content_blocks, "register_translator", counting)
+    _content_blocks.register()
+    _content_blocks.register()
+    assert calls == ["kimi"]
+    translator = get_translator("kimi")
+    assert translator is not None
+    assert translator["translate_content"] is _content_blocks.translate_content
+
+
+def test_a_whole_last_chunk_gets_the_streaming_indices() -> None:
+    chunk = AIMessageChunk(
+        content="Paris",
+        additional_kwargs={"reasoning_content": "think"},
+        tool_call_chunks=[{"name": "f", "args": "{}", "id": "call_1", "index": 0}],
+        response_metadata={"model_provider": "kimi", "protocol": "openai"},
+        chunk_position="last",
+    )
+    indices = {block["type"]: block.get("index") for block in chunk.content_blocks}
+    assert indices == {"reasoning": "lc_rs_0", "text": "lc_txt_0", "tool_call": "lc_tool_call_2"}

@@ -313,11 +313,20 @@ def test_ignored_temperature_warns_once_per_model() -> None:
     assert len(ignored) == 1, [str(w.message) for w in caught]
 
 
+def test_a_construction_warning_points_at_the_line_that_built_the_model() -> None:
+    with pytest.warns(UserWarning, match="ignores temperature") as record:
+        ChatKimi(api_key=KEY, temperature=0.3)
+    (warning,) = [w for w in record if "ignores temperature" in str(w.message)]
+    assert warning.filename == __file__
+
+
 def test_ignored_temperature_per_call_still_warns() -> None:
     sent: list[httpx.Request] = []
     model = _model(sent)
-    with pytest.warns(UserWarning, match="ignores temperature"):
+    with pytest.warns(UserWarning, match="ignores temperature") as record:
         model.invoke("hi", temperature=0.2)
+    # ... pointing at the line that made the call, as at construction
+    assert {w.filename for w in record if "ignores temperature" in str(w.message)} == {__file__}
 
 
 # --- no key in construction errors -------------------------------------------------------------

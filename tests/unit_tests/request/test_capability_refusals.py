@@ -26,7 +26,9 @@ def resolve(
     stop: list[str] | None = None,
     **kwargs: Any,
 ) -> RequestOptions:
-    return resolve_options(ModelDefaults(model=model, protocol=protocol), stop, kwargs, stream=False)
+    return resolve_options(
+        ModelDefaults(model=model, protocol=protocol), stop, kwargs, stream=False
+    )
 
 
 def refusal(model: str, protocol: Protocol, **kwargs: Any) -> str:
@@ -141,3 +143,46 @@ def test_native_structured_output_refused_on_kimi_k3_messages() -> None:
         "kimi-k3 has no native structured output on the anthropic protocol; "
         "use with_structured_output(..., method='function_calling') or protocol='openai'"
     )
+
+
+# --- sampling (fixed by the service) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["temperature", "top_p"])
+@pytest.mark.parametrize("value", [True, float("nan"), "1.0"])
+def test_sampling_must_be_a_real_number(name: str, value: object) -> None:
+    """`True` is an int to Python and NaN a float: neither is a temperature."""
+    assert refusal(K31_PRO, "openai", **{name: value}) == f"{name} must be a number, got {value!r}"
+
+
+def test_kimi_k3_on_chat_completions_takes_only_the_fixed_sampling_values() -> None:
+    assert resolve(K3, "openai", temperature=1, top_p=0.95).temperature == 1.0
+    assert refusal(K3, "openai", temperature=0.9) == (
+        "kimi-k3 only accepts temperature=1.0 (fixed by the model); got 0.9"
+    )
+
+
+def test_sampling_is_sent_as_a_float_only_where_the_row_puts_it_on_the_wire() -> None:
+    rows = {
+        protocol: resolve(K31_PRO, protocol, temperature=1, top_p=0.95).temperature
+        for protocol in BOTH
+    }
+    assert rows == {"openai": 1.0, "anthropic": None}
+    assert type(rows["openai"]) is float
+
+
+@pytest.mark.parametrize("protocol", BOTH)
+def test_unset_settings_stay_unset(protocol: Protocol) -> None:
+    """Nothing is invented: an unset setting is None (the adapter then sends nothing, or the
+    protocol's documented default)."""
+    options = resolve(K31_PRO, protocol)
+    unset = (options.max_tokens, options.reasoning_effort, options.cache_ttl, options.temperature)
+    assert unset == (None, None, None, None)
+    assert (options.top_p, options.stop, options.tool_choice) == (None, (), None)
+
+
+def test_a_calls_stop_replaces_the_models_and_none_keeps_it() -> None:
+    defaults = ModelDefaults(model=K31_PRO, protocol="openai", stop=["END"])
+    kept = resolve_options(defaults, None, {}, stream=False)
+    replaced = resolve_options(defaults, ["HALT"], {}, stream=False)
+    assert (kept.stop, replaced.stop) == (("END",), ("HALT",))

@@ -193,3 +193,53 @@ def test_usage_matches_langchain_anthropic_on_totals() -> None:
     ours_sum = sum(int(v) for v in ours_details.values())  # type: ignore[call-overload]
     theirs_sum = sum(int(v or 0) for v in theirs_details.values())  # type: ignore[call-overload]
     assert ours_sum == theirs_sum
+
+
+def test_a_tool_input_that_is_not_an_object_is_an_invalid_tool_call() -> None:
+    block = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": ["Paris"]}
+    msg = parse_response({"id": "msg_1", "model": "kimi-k3.1-pro", "content": [block]})
+    assert msg.tool_calls == []
+    (invalid,) = msg.invalid_tool_calls
+    assert (invalid["name"], invalid["args"], invalid["id"]) == (
+        "get_weather",
+        '["Paris"]',
+        "toolu_1",
+    )
+    assert invalid["error"] == "tool input is not a JSON object"
+
+
+def test_a_tool_input_that_is_missing_is_an_empty_object() -> None:
+    block = {"type": "tool_use", "id": "toolu_1", "name": "ping"}
+    msg = parse_response({"id": "msg_1", "content": [block]})
+    assert [(call["name"], call["args"]) for call in msg.tool_calls] == [("ping", {})]
+
+
+@pytest.mark.parametrize("usage", [None, [1, 2], "10 tokens", 7])
+def test_usage_that_is_not_an_object_is_no_usage(usage: object) -> None:
+    msg = parse_response({"id": "msg_1", "content": [], "usage": usage})
+    assert msg.usage_metadata is None
+    assert "usage" not in msg.response_metadata
+
+
+def test_a_reply_without_id_model_or_thinking_count_reports_none_of_them() -> None:
+    usage = {
+        "input_tokens": 1,
+        "output_tokens": 2,
+        "output_tokens_details": {"thinking_tokens": None},
+    }
+    msg = parse_response({"content": [{"type": "text", "text": "hi"}], "usage": usage})
+    assert "id" not in msg.response_metadata
+    assert "model_name" not in msg.response_metadata
+    assert msg.usage_metadata is not None
+    assert "output_token_details" not in msg.usage_metadata
+
+
+def test_a_ttl_split_lists_only_the_ttls_it_reports() -> None:
+    usage = {
+        "input_tokens": 1,
+        "output_tokens": 1,
+        "cache_creation_input_tokens": 10,
+        "cache_creation": {"ephemeral_5m_input_tokens": 10, "ephemeral_1h_input_tokens": None},
+    }
+    details = usage_from_anthropic(usage).get("input_token_details") or {}
+    assert details == {"ephemeral_5m_input_tokens": 10, "cache_creation": 0}

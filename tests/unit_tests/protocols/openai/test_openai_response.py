@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from langchain_kimi.protocols.openai_chat.response import (
+    merge_usage,
     parse_response,
     raw_assistant_message,
+    raw_usage,
     usage_from_openai,
 )
 from tests.support.schema_validation import validate_response
@@ -179,3 +182,68 @@ def test_a_reply_without_choices_is_an_error_not_an_empty_answer() -> None:
 
     with pytest.raises(KimiAPIError, match="no choices"):
         parse_response({"id": "chatcmpl-x", "object": "chat.completion", "choices": []})
+
+
+def test_total_tokens_is_the_services_own_figure_when_it_sends_one() -> None:
+    usage = {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 10}
+    assert usage_from_openai(usage)["total_tokens"] == 10
+    assert usage_from_openai({"prompt_tokens": 3, "completion_tokens": 4})["total_tokens"] == 7
+
+
+def test_a_reply_with_only_invalid_tool_calls_keeps_them_raw() -> None:
+    raw = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": "[1, 2]"},
+    }
+    message = parse_response(body_with({"content": None, "tool_calls": [raw]}, "tool_calls"))
+    assert message.tool_calls == []
+    assert [call["error"] for call in message.invalid_tool_calls] == [
+        "arguments are not a JSON object"
+    ]
+    assert message.additional_kwargs["tool_calls"] == [raw]
+
+
+def test_missing_token_counts_are_zero() -> None:
+    usage = usage_from_openai({"total_tokens": 5})
+    assert (usage["input_tokens"], usage["output_tokens"], usage["total_tokens"]) == (0, 0, 5)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"choices": [], "usage": {"prompt_tokens": 1}}, {"prompt_tokens": 1}),
+        ({"choices": ["junk"], "usage": {"prompt_tokens": 1}}, {"prompt_tokens": 1}),
+        ({"usage": {"prompt_tokens": 1}}, {"prompt_tokens": 1}),
+        ({"choices": []}, None),
+    ],
+)
+def test_raw_usage_reads_the_top_level_when_the_choice_has_none(
+    body: dict[str, Any], expected: dict[str, Any] | None
+) -> None:
+    assert raw_usage(body) == expected
+
+
+def test_a_reply_without_created_or_finish_reason_reports_neither() -> None:
+    body = body_with({"content": "hi"}, finish=None)  # type: ignore[arg-type]
+    del body["created"]
+    meta = parse_response(body).response_metadata
+    assert "created" not in meta
+    assert "finish_reason" not in meta
+    assert "raw_finish_reason" not in meta
+
+
+def test_a_null_in_later_usage_keeps_the_earlier_figure() -> None:
+    assert merge_usage({"prompt_tokens": 5, "total_tokens": 9}, {"prompt_tokens": None}) == {
+        "prompt_tokens": 5,
+        "total_tokens": 9,
+    }
+
+
+def test_a_reply_without_choices_shows_its_first_300_characters() -> None:
+    from langchain_kimi import KimiAPIError
+
+    body = {"id": "chatcmpl-x", "choices": [], "note": "x" * 400}
+    with pytest.raises(KimiAPIError) as info:
+        parse_response(body)
+    assert info.value.message == "the reply has no choices: " + json.dumps(body)[:300]
