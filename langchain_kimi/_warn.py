@@ -13,7 +13,7 @@ line first (in a context variable, which tasks and langchain-core's threads inhe
 
 from __future__ import annotations
 
-import importlib.util
+import functools
 import os
 import sys
 import warnings
@@ -26,16 +26,27 @@ from typing import Any
 _LIBRARIES = ("langchain_kimi", "langchain_core", "langchain", "langgraph", "pydantic")
 
 
+@functools.cache
+def _real_dir(location: str) -> str:
+    return os.path.join(os.path.realpath(location), "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_file(filename: str) -> str:
+    return os.path.realpath(filename)
+
+
 def _library_dirs() -> tuple[str, ...]:
-    dirs: list[str] = []
-    for name in _LIBRARIES:
-        spec = importlib.util.find_spec(name)
-        for location in (spec.submodule_search_locations or []) if spec else []:
-            dirs.append(os.path.join(os.path.realpath(location), ""))
-    return tuple(dirs)
+    """Where the skipped libraries that are imported live (one that is not imported has no
+    frame on the stack): read from `sys.modules`, so nothing is looked up or imported here."""
+    return tuple(
+        _real_dir(location)
+        for name in _LIBRARIES
+        if (module := sys.modules.get(name)) is not None
+        for location in getattr(module, "__path__", None) or ()
+    )
 
 
-_SKIPPED = _library_dirs()
 _CALLER: ContextVar[tuple[str, int, dict[str, Any]] | None] = ContextVar(
     "langchain_kimi_caller", default=None
 )
@@ -46,14 +57,11 @@ def _outside_libraries(frame: FrameType) -> tuple[FrameType, int]:
     """The first frame from `frame` outwards outside the skipped libraries (the outermost if
     all are in them), and how many frames out it is (1: `frame` itself)."""
     level = 1
-    while frame.f_back is not None and _skipped(frame.f_code.co_filename):
+    skipped = _library_dirs()
+    while frame.f_back is not None and _real_file(frame.f_code.co_filename).startswith(skipped):
         frame = frame.f_back
         level += 1
     return frame, level
-
-
-def _skipped(filename: str) -> bool:
-    return os.path.realpath(filename).startswith(_SKIPPED)
 
 
 @contextmanager
