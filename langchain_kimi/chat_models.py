@@ -32,7 +32,7 @@ from pydantic import (
 )
 
 from langchain_kimi._call.plans import InvokePlan, StreamPlan, token_text
-from langchain_kimi._contract import PROVIDER
+from langchain_kimi._contract import PROVIDER, sum_usage
 from langchain_kimi._http.config import (
     DEFAULT_TIMEOUT,
     check_connection_settings,
@@ -45,7 +45,6 @@ from langchain_kimi._request.options import RequestOptions
 from langchain_kimi._request.profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._request.resolve import ModelDefaults, resolve_options
 from langchain_kimi._request.tools import ToolLike, spec_to_bindable, to_tool_specs
-from langchain_kimi._usage import sum_usage
 from langchain_kimi._warn import calls_from_caller
 from langchain_kimi.protocols import ProtocolAdapter, adapter
 

@@ -21,9 +21,9 @@ from langchain_kimi._contract import (
     REASONING,
     TOKEN_USAGE,
     WEB_SEARCH_LIMIT,
+    sum_usage,
 )
 from langchain_kimi._errors import KimiAPIError
-from langchain_kimi._usage import sum_usage
 from langchain_kimi.protocols.interfaces import FollowUp
 from langchain_kimi.protocols.openai_chat.builtin import builtin_answers, is_builtin
 from langchain_kimi.protocols.openai_chat.builtin import is_builtin_round as _all_builtin
