@@ -1,6 +1,6 @@
 """MkDocs hook: render the tables that come from the code, so the docs never drift from it.
 
-`<!-- table:capabilities -->` -> the model x protocol capability table (`_profiles.py`);
+`<!-- table:capabilities -->` -> the model x protocol capability table (`_request/profiles.py`);
 `<!-- table:tool-choice -->` -> the tool_choice wire forms, produced by the real request builders;
 `<!-- table:fields -->` / `<!-- table:base-fields -->` -> ChatKimi's constructor fields (its own /
 LangChain's), with type, default and the field's docstring; `<!-- table:errors -->` -> the exported

@@ -50,7 +50,7 @@ class Opened:
     """
 
     response: httpx.Response
-    events: Any  # the `_reading` event iterator (sync or async)
+    events: Any  # the `reading` event iterator (sync or async)
     first: Event | None
 
 
