@@ -163,13 +163,14 @@ async def test_which_answers_pause_the_pool(
     assert clock.sleeps == cool_down
 
 
-async def test_an_exhausted_quota_neither_pauses_the_pool_nor_shrinks_its_window(
+async def test_an_exhausted_quota_neither_pauses_the_pool_nor_starts_pacing(
     mode: str,
 ) -> None:
     # Issue 11: waiting does not refill a quota, so its 429 is raised at once (not retried) and
     # must not hold back the other calls of the pool either.
     clock = Clock()
-    quota = failing(429, {"retry-after": "20"}, "You exceeded your current quota")
+    body = {"error": {"message": "You exceeded your current quota", "code": "insufficient_quota"}}
+    quota = httpx.Response(429, json=body, headers={"retry-after": "20"})
     pool = Pool(Gateway(clock, quota))
     with pytest.raises(KimiQuotaExceededError):
         await post(pool.transport(), mode)
