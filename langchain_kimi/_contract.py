@@ -43,7 +43,7 @@ Kimi services reject such a turn while thinking is on ("thinking is enabled but 
 is missing in assistant tool call message at index N", 400; an empty string counts as missing).
 ChatKimi's own replies always carry their reasoning; a turn without it came from elsewhere
 (another model behind `with_fallbacks`, a multi-agent history, hand-written few-shot examples, a
-history rebuilt from a store). The live mode's open question (`tests/live/questions.py`) sends
+history rebuilt from a store). The live mode's open question (`tools/live/questions.py`) sends
 this same constant, so one live run settles whether the service accepts exactly it."""
 
 

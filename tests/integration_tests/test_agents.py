@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from tests.conftest import ReplayModel
+from tests.support.recording import ReplayModel
 
 OSLO = "Oslo: -3°C, light snow"
 ROME = "Rome: 14°C, sunny"

@@ -23,7 +23,7 @@ from langchain_core.messages import (
 )
 
 from langchain_kimi import ChatKimi
-from tests.conftest import ReplayModel
+from tests.support.recording import ReplayModel
 
 PROTOCOLS = ("anthropic", "openai")
 MODES = ("invoke", "ainvoke", "stream", "astream")

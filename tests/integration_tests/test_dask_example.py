@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.run import ServerProcess
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 EXAMPLE = ROOT / "examples" / "dask_extraction.py"
 
 if not os.environ.get("CI"):

@@ -5,6 +5,9 @@ Each ```python block must be announced by a comment right above it:
 matched) or `<!-- sample: offline -->` (no network at all). A block without one fails, so no sample
 goes unrun. Right after the block, `<!-- output -->` and a ```text block show what it prints: the
 sample's output must equal it, line for line, so the page never shows what the code does not do.
+A sample that replays a cassette calls the service when copied out of the page: the paragraph right
+above its annotation says in one line that it needs `EVOLINK_API_KEY` and names the page
+"Try it without a key" (`without-a-key.md`).
 """
 
 from __future__ import annotations
@@ -20,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cassette_format import replay_vcr
+from tests.support.cassette_format import replay_vcr
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^```python\s*$")
 _ANNOTATION = re.compile(r"<!--\s*sample:\s*(offline|cassette=(\S+))\s*-->")
@@ -38,6 +41,8 @@ class Sample:
     annotated: bool
     shown: str | None
     """The output the page shows under the sample, or None when it shows none."""
+    preamble: str
+    """The paragraph right above the sample's annotation (where the page says what it needs)."""
 
     @property
     def id(self) -> str:
@@ -51,8 +56,8 @@ def _samples() -> Iterator[Sample]:
             if not _FENCE.match(line):
                 continue
             end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
-            previous = next((lines[i] for i in range(index - 1, -1, -1) if lines[i].strip()), "")
-            match = _ANNOTATION.search(previous)
+            above = next((i for i in range(index - 1, -1, -1) if lines[i].strip()), -1)
+            match = _ANNOTATION.search(lines[above]) if above >= 0 else None
             yield Sample(
                 source=source,
                 line=index + 1,
@@ -60,6 +65,7 @@ def _samples() -> Iterator[Sample]:
                 cassette=match.group(2) if match else None,
                 annotated=match is not None,
                 shown=_shown_output(lines, end),
+                preamble=_paragraph_above(lines, above),
             )
 
 
@@ -71,6 +77,17 @@ def _shown_output(lines: list[str], end: int) -> str | None:
     start = after[1] + 1
     close = next(i for i in range(start, len(lines)) if lines[i].startswith("```"))
     return "\n".join(lines[start:close])
+
+
+def _paragraph_above(lines: list[str], annotation: int) -> str:
+    """The paragraph (non-blank lines) closest above line `annotation`."""
+    end = annotation - 1
+    while end >= 0 and not lines[end].strip():
+        end -= 1
+    start = end
+    while start > 0 and lines[start - 1].strip():
+        start -= 1
+    return "\n".join(lines[start : end + 1]) if end >= 0 else ""
 
 
 def _lines(text: str) -> list[str]:
@@ -106,6 +123,19 @@ def test_sample_runs(sample: Sample, monkeypatch: pytest.MonkeyPatch) -> None:
         exec(compile(sample.code, sample.id, "exec"), module.__dict__)
     assert output.getvalue().strip(), f"{sample.id} printed nothing"
     assert _lines(output.getvalue()) == _lines(sample.shown), f"{sample.id}: not what the page shows"
+
+
+@pytest.mark.parametrize(
+    "sample", [s for s in SAMPLES if s.cassette], ids=[s.id for s in SAMPLES if s.cassette]
+)
+def test_a_sample_that_calls_the_service_says_it_needs_a_key(sample: Sample) -> None:
+    """Copied out of the page, a cassette sample calls the service: the page says so above it."""
+    advice = (
+        f"{sample.id}: say in one line above the sample that it needs EVOLINK_API_KEY and point "
+        "at the page 'Try it without a key' (without-a-key.md)"
+    )
+    assert "EVOLINK_API_KEY" in sample.preamble, advice
+    assert "without-a-key" in sample.preamble, advice
 
 
 def test_shown_output_is_read_from_the_page() -> None:

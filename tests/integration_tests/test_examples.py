@@ -14,13 +14,13 @@ import runpy
 import subprocess
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 from vcr.errors import CannotOverwriteExistingCassetteException  # type: ignore[import-untyped]
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+from tests.support.paths import ROOT
+
 EXAMPLES = ROOT / "examples"
 NOTICE = "No EVOLINK_API_KEY set: replaying authored responses from cassettes/examples/{}.yaml"
 

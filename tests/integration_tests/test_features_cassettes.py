@@ -20,7 +20,7 @@ from langchain_core.messages import (
 )
 
 from langchain_kimi import ChatKimi
-from tests.conftest import ReplayModel
+from tests.support.recording import ReplayModel
 
 MODES = ("invoke", "ainvoke", "stream", "astream")
 PNG_B64 = (

@@ -1,6 +1,6 @@
 """Offline proof of live mode: `./dev live` and the doctor against a loopback gateway.
 
-The gateway (`tests/live/loopback.py`) answers both protocols from the authored cassettes. Run
+The gateway (`tools/live/loopback.py`) answers both protocols from the authored cassettes. Run
 against the faithful variant, the live report must find nothing; against a variant that breaks
 the documents on purpose (drops `message_stop`, adds an unknown field, counts usage differently,
 answers 401) it must find exactly those deviations, and the doctor must fail the same rows.
@@ -22,13 +22,13 @@ import pytest
 import trustme
 
 from langchain_kimi import doctor
-from tests import cassette_format
-from tests.live import checks, loopback, record
-from tests.live.exchanges import Exchange
+from tests.support import cassette_format
+from tests.support.paths import ROOT
+from tools.live import checks, loopback, record
+from tools.live.exchanges import Exchange
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 KEY = "loopback-" + "key-never-in-a-file"
 # A fast slice of the suites that the authored cassettes answer in full: the standard suite's
 # invoke/stream tests and the behavioural checks that a plain authored reply can satisfy.
@@ -91,7 +91,7 @@ def test_faithful_gateway_answers_the_questions_as_the_documents_do(
     faithful: tuple[int, dict[str, Any], Path],
 ) -> None:
     answers = _answers(faithful[1])
-    from tests.live.questions import QUESTIONS
+    from tools.live.questions import QUESTIONS
 
     assert set(answers) == {q.id for q in QUESTIONS}
     assert not [a for a in answers.values() if a.startswith("probe failed")]
@@ -199,7 +199,7 @@ def test_recording_scrubs_a_key_echoed_in_a_body() -> None:
 
 def _diff(directory: Path) -> tuple[int, str]:
     done = subprocess.run(
-        [sys.executable, "-m", "tests.authoring", "--diff", str(directory)],
+        [sys.executable, "-m", "tools.authoring", "--diff", str(directory)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -415,7 +415,7 @@ def test_doctor_reports_a_tls_failure_for_an_untrusted_certificate(
 def test_live_tests_are_deselected_outside_the_live_runner() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KIMI_LIVE")}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "tests/live", "--collect-only", "-q", "-p", "no:xdist"],
+        [sys.executable, "-m", "pytest", "tools/live", "--collect-only", "-q", "-p", "no:xdist"],
         cwd=ROOT,
         env=env,
         capture_output=True,

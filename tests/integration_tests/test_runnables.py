@@ -1,7 +1,7 @@
 """Tracing and Runnable features with ChatKimi, replayed from authored cassettes.
 
 `cassettes/runnables/<test>[<protocol>].yaml` (written by `python -m
-tests.authoring.write_runnables`): rate limiter, streaming callbacks, `with_fallbacks`,
+tools.authoring.write_runnables`): rate limiter, streaming callbacks, `with_fallbacks`,
 `with_retry`, `batch(max_concurrency=...)`, `astream_events` v2 and v3 (langchain-core 1.8 has
 both), and the LangSmith params ChatKimi reports.
 """
@@ -18,7 +18,7 @@ from langchain_core.rate_limiters import InMemoryRateLimiter
 from langchain_core.runnables import RunnableConfig
 
 from langchain_kimi import ChatKimi
-from tests.conftest import ReplayModel
+from tests.support.recording import ReplayModel
 
 PROTOCOLS = ["openai", "anthropic"]
 

@@ -1,7 +1,7 @@
 """LangChain's standard integration suite, once per protocol, replayed from authored cassettes.
 
 Cassettes: `cassettes/standard/<protocol>/<test name>.yaml`, written by
-`python -m tests.authoring.write_standard` from request bodies written out by hand (vcr matches
+`python -m tools.authoring.write_standard` from request bodies written out by hand (vcr matches
 the JSON body, so each test also checks what ChatKimi sends). Skips and xfails, with reasons,
 are listed in `docs/standard-tests.md`.
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import itertools
-import os
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
@@ -23,34 +22,13 @@ from typing import Any
 
 import httpx
 import pytest
-from langchain_core.messages import (
-    AIMessage,
-    AIMessageChunk,
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-)
 from langchain_core.utils import function_calling
-from langchain_tests.integration_tests import ChatModelIntegrationTests
 
-from langchain_kimi import ChatKimi
-from tests.authoring._shared import (
-    CACHE_CONTEXT,
-    CACHE_READ_PROMPT,
-    CACHE_WRITE_PROMPT,
-    IMAGE_URL,
-    PNG_1X1,
-    REASONING_PROMPT,
-)
-from tests.conftest import CASSETTE_ROOT, PLACEHOLDER_KEY
-from tests.standard_flags import KimiStandardFlags
+from tests.support.paths import CASSETTE_ROOT
+from tests.support.standard_suite import KimiIntegrationSuite
+from tools.authoring._shared import IMAGE_URL, PNG_1X1
 
 pytestmark = pytest.mark.vcr
-
-
-def _api_key() -> str:
-    recording = os.environ.get("VCR_RECORD_MODE", "none") != "none"
-    return os.environ["EVOLINK_API_KEY"] if recording else PLACEHOLDER_KEY
 
 
 @pytest.fixture(scope="module")
@@ -83,55 +61,11 @@ def _offline_suite_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(function_calling, "uuid", SimpleNamespace(uuid4=lambda: next(ids)))
 
 
-class _KimiIntegrationTests(KimiStandardFlags, ChatModelIntegrationTests):
-    @property
-    def chat_model_params(self) -> dict[str, Any]:
-        return {"model": "kimi-k3.1-pro", "protocol": self.protocol, "api_key": _api_key()}
-
-    @property
-    def enable_vcr_tests(self) -> bool:
-        return True
-
-    @property
-    def model_override_value(self) -> str:
-        return "kimi-k3.1-pro-highspeed"
-
-    @property
-    def supported_usage_metadata_details(self) -> Any:
-        details = ["reasoning_output", "cache_read_input", "cache_creation_input"]
-        return {"invoke": list(details), "stream": list(details)}
-
-    # --- the suite's usage-detail helpers: each one call with its own cassette interaction
-
-    def _helper_model(self, **extra: Any) -> ChatKimi:
-        return ChatKimi(**{**self.chat_model_params, **extra})
-
-    @staticmethod
-    def _call(model: ChatKimi, messages: list[BaseMessage], stream: bool) -> AIMessage:
-        if not stream:
-            return model.invoke(messages)
-        chunks: list[AIMessageChunk] = list(model.stream(messages))
-        total = chunks[0] + chunks[1:]
-        return AIMessage(**total.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"}))
-
-    def invoke_with_reasoning_output(self, *, stream: bool = False) -> AIMessage:
-        return self._call(self._helper_model(), [HumanMessage(REASONING_PROMPT)], stream)
-
-    def invoke_with_cache_read_input(self, *, stream: bool = False) -> AIMessage:
-        messages = [SystemMessage(CACHE_CONTEXT), HumanMessage(CACHE_READ_PROMPT)]
-        return self._call(self._helper_model(), messages, stream)
-
-    def invoke_with_cache_creation_input(self, *, stream: bool = False) -> AIMessage:
-        # A 1h cache write (K3.1): the service reports it in the cache-write usage field.
-        messages = [SystemMessage(CACHE_CONTEXT), HumanMessage(CACHE_WRITE_PROMPT)]
-        return self._call(self._helper_model(cache_ttl="1h"), messages, stream)
-
-
-class TestKimiOpenAIStandard(_KimiIntegrationTests):
+class TestKimiOpenAIStandard(KimiIntegrationSuite):
     protocol = "openai"
 
 
-class TestKimiAnthropicStandard(_KimiIntegrationTests):
+class TestKimiAnthropicStandard(KimiIntegrationSuite):
     protocol = "anthropic"
 
 

@@ -17,7 +17,7 @@ from langchain.agents import create_agent
 from langchain_core.tools import tool
 from pydantic import BaseModel
 
-from tests.conftest import ReplayModel
+from tests.support.recording import ReplayModel
 
 QUESTION = "Report the weather in Paris as structured data."
 

@@ -14,7 +14,7 @@ from langchain_core.exceptions import OutputParserException
 from pydantic import BaseModel
 from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
-from tests.conftest import ReplayModel
+from tests.support.recording import ReplayModel
 
 WEATHER_Q = "What is the weather in Paris? Answer with the schema."
 TRIP_Q = "Plan a short trip to Portugal."

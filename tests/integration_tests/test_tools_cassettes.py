@@ -20,7 +20,7 @@ from langchain_core.messages import (
 )
 from langchain_core.tools import tool
 
-from tests.conftest import ReplayModel
+from tests.support.recording import ReplayModel
 
 Q = "What is the weather in Oslo, and what time is it?"
 OSLO = "Oslo: -3°C, light snow"

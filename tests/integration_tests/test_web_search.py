@@ -19,7 +19,7 @@ from langchain_core.messages import (
 )
 
 from langchain_kimi._errors import KimiAPIError
-from tests.conftest import ReplayModel
+from tests.support.recording import ReplayModel
 
 MODES = ("invoke", "ainvoke", "stream", "astream")
 

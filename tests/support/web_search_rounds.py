@@ -1,0 +1,96 @@
+"""Chat Completions `$web_search` rounds for tests: the assistant message and usage of search
+round n, the final answer, and either as a reply body or as the event stream that carries it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_kimi._request.profiles import K31_PRO
+
+MODEL = K31_PRO
+
+
+def search_call(n: int) -> dict[str, Any]:
+    arguments = json.dumps({"search_result": {"search_id": f"s-{n}"}, "usage": {"total_tokens": 9}})
+    return {
+        "id": f"ws-{n}",
+        "type": "builtin_function",
+        "function": {"name": "$web_search", "arguments": arguments},
+    }
+
+
+def usage(prompt: int, completion: int, reasoning: int) -> dict[str, Any]:
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": prompt // 2},
+        "completion_tokens_details": {"reasoning_tokens": reasoning},
+    }
+
+
+def search_round(n: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(raw assistant message, its usage) of search round n."""
+    message = {
+        "role": "assistant",
+        "content": None,
+        "reasoning_content": f"Round {n}: search. ",
+        "tool_calls": [search_call(n)],
+    }
+    return message, usage(100 * (n + 1), 20, 15)
+
+
+FINAL = {
+    "role": "assistant",
+    "content": "Kimi's homepage is https://www.kimi.com.",
+    "reasoning_content": "Found it.",
+}
+FINAL_USAGE = usage(400, 30, 10)
+
+
+def as_body(message: dict[str, Any], usage_: dict[str, Any], finish: str, n: int) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion",
+        "created": 1700000000 + n,
+        "model": MODEL,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": usage_,
+    }
+
+
+def as_stream(message: dict[str, Any], usage_: dict[str, Any], finish: str, n: int) -> str:
+    head = {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion.chunk",
+        "created": 1700000000 + n,
+        "model": MODEL,
+    }
+
+    def event(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> str:
+        payload = {
+            **head,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            **extra,
+        }
+        return f"data: {json.dumps(payload)}\n\n"
+
+    reasoning = message["reasoning_content"]
+    parts = [
+        event({"role": "assistant", "reasoning_content": reasoning[:5]}),
+        event({"reasoning_content": reasoning[5:]}),
+    ]
+    if message.get("content"):
+        text = message["content"]
+        parts += [event({"content": text[:10]}), event({"content": text[10:]})]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        args = call["function"]["arguments"]
+        first = {**call, "function": {"name": "$web_search", "arguments": args[:7]}}
+        parts += [
+            event({"tool_calls": [{"index": index, **first}]}),
+            event({"tool_calls": [{"index": index, "function": {"arguments": args[7:]}}]}),
+        ]
+    parts.append(event({}, finish))
+    parts.append(f"data: {json.dumps({**head, 'choices': [], 'usage': usage_})}\n\n")
+    return "".join(parts) + "data: [DONE]\n\n"

@@ -1,0 +1,193 @@
+"""parse_response / usage_from_anthropic for the Messages protocol (authored Kimi bodies)."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import pytest
+
+from langchain_kimi.protocols.anthropic_messages import parse_response, usage_from_anthropic
+from tests.support.schema_validation import validate_response
+
+
+def body(
+    content: list[dict[str, Any]], model: str = "kimi-k3.1-pro", **extra: Any
+) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 4},
+    }
+    result.update(extra)
+    validate_response(result, "anthropic", model)
+    return result
+
+
+def test_text_reply() -> None:
+    msg = parse_response(body([{"type": "text", "text": "Hel"}, {"type": "text", "text": "lo"}]))
+    assert msg.content == "Hello"
+    assert msg.id == "msg_1"
+    assert "reasoning_content" not in msg.additional_kwargs
+    assert "thinking_blocks" not in msg.additional_kwargs
+    assert msg.additional_kwargs["anthropic_blocks"] == [
+        {"type": "text", "text": "Hel"},
+        {"type": "text", "text": "lo"},
+    ]
+    assert msg.response_metadata == {
+        "id": "msg_1",
+        "model_name": "kimi-k3.1-pro",
+        "model_provider": "kimi",
+        "protocol": "anthropic",
+        "finish_reason": "stop",
+        "raw_finish_reason": "end_turn",
+        "usage": {"input_tokens": 10, "output_tokens": 4},
+    }
+    assert msg.usage_metadata == {"input_tokens": 10, "output_tokens": 4, "total_tokens": 14}
+
+
+def test_thinking_and_tool_use_k3() -> None:
+    thinking = {"type": "thinking", "thinking": "Plan.", "signature": "sig"}
+    tool = {"type": "tool_use", "id": "functions.f:0", "name": "f", "input": {"x": 1}}
+    msg = parse_response(body([thinking, tool], "kimi-k3", stop_reason="tool_use"))
+    assert msg.content == ""
+    assert msg.additional_kwargs["reasoning_content"] == "Plan."
+    assert msg.additional_kwargs["thinking_blocks"] == [thinking]
+    assert msg.tool_calls == [
+        {"type": "tool_call", "name": "f", "args": {"x": 1}, "id": "functions.f:0"}
+    ]
+    assert msg.response_metadata["finish_reason"] == "tool_calls"
+
+
+def test_redacted_thinking_kept_without_text() -> None:
+    redacted = {"type": "redacted_thinking", "data": "opaque"}
+    thinking = {"type": "thinking", "thinking": "visible", "signature": "s"}
+    msg = parse_response(
+        {"id": "m", "content": [redacted, thinking, {"type": "text", "text": "ok"}]}
+    )
+    assert msg.additional_kwargs["thinking_blocks"] == [redacted, thinking]
+    assert msg.additional_kwargs["reasoning_content"] == "visible"
+    only = parse_response({"id": "m", "content": [redacted, {"type": "text", "text": "ok"}]})
+    assert "reasoning_content" not in only.additional_kwargs
+    assert only.additional_kwargs["thinking_blocks"] == [redacted]
+
+
+def test_non_object_tool_input_is_invalid_tool_call() -> None:
+    msg = parse_response(
+        {"id": "m", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": [1, 2]}]}
+    )
+    assert msg.tool_calls == []
+    assert msg.invalid_tool_calls[0]["args"] == "[1, 2]"
+    assert msg.invalid_tool_calls[0]["id"] == "t1"
+
+
+def test_server_blocks_never_become_tool_calls() -> None:
+    content: list[dict[str, Any]] = [
+        {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {"query": "q"}},
+        {
+            "type": "web_search_tool_result",
+            "tool_use_id": "srv_1",
+            "content": {"type": "web_search_tool_result_error", "error_code": "unavailable"},
+        },
+        {"type": "text", "text": "Sorry."},
+    ]
+    usage = {"input_tokens": 5, "output_tokens": 3, "server_tool_use": {"web_search_requests": 1}}
+    msg = parse_response(body(content, usage=usage))
+    assert msg.tool_calls == []
+    assert msg.invalid_tool_calls == []
+    assert msg.additional_kwargs["anthropic_blocks"] == content
+    assert msg.response_metadata["server_tool_use"] == {"web_search_requests": 1}
+
+
+@pytest.mark.parametrize(
+    ("raw", "normalized"),
+    [
+        ("end_turn", "stop"),
+        ("stop_sequence", "stop"),
+        ("max_tokens", "length"),
+        ("tool_use", "tool_calls"),
+        ("refusal", "refusal"),
+    ],
+)
+def test_finish_reasons(raw: str, normalized: str) -> None:
+    msg = parse_response({"id": "m", "content": [], "stop_reason": raw})
+    assert msg.response_metadata["finish_reason"] == normalized
+    assert msg.response_metadata["raw_finish_reason"] == raw
+
+
+def test_null_stop_reason_omitted_and_stop_sequence_kept() -> None:
+    msg = parse_response({"id": "m", "content": [], "stop_reason": None})
+    assert "finish_reason" not in msg.response_metadata
+    seq = parse_response(
+        {"id": "m", "content": [], "stop_reason": "stop_sequence", "stop_sequence": "END"}
+    )
+    assert seq.response_metadata["stop_sequence"] == "END"
+
+
+def test_usage_cache_reads_and_writes_are_added_to_input() -> None:
+    usage = usage_from_anthropic(
+        {
+            "input_tokens": 10,
+            "cache_read_input_tokens": 200,
+            "cache_creation_input_tokens": 30,
+            "output_tokens": 7,
+            "output_tokens_details": {"thinking_tokens": 5},
+        }
+    )
+    assert usage == {
+        "input_tokens": 240,
+        "output_tokens": 7,
+        "total_tokens": 247,
+        "input_token_details": {"cache_read": 200, "cache_creation": 30},
+        "output_token_details": {"reasoning": 5},
+    }
+
+
+def test_usage_ttl_split_does_not_double_count() -> None:
+    usage = usage_from_anthropic(
+        {
+            "input_tokens": 1,
+            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 100,
+            "cache_creation": {"ephemeral_5m_input_tokens": 60, "ephemeral_1h_input_tokens": 25},
+            "output_tokens": 2,
+        }
+    )
+    details = cast("dict[str, int]", usage["input_token_details"])
+    assert details == {
+        "cache_read": 0,
+        "cache_creation": 15,
+        "ephemeral_5m_input_tokens": 60,
+        "ephemeral_1h_input_tokens": 25,
+    }
+    writes = [
+        details[k]
+        for k in ("cache_creation", "ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+    ]
+    assert sum(writes) == 100  # the cache writes, counted once
+    assert usage["input_tokens"] == 101
+
+
+def test_usage_matches_langchain_anthropic_on_totals() -> None:
+    anthropic_types = pytest.importorskip("anthropic.types")
+    from langchain_anthropic.chat_models import _create_usage_metadata
+
+    raw = {
+        "input_tokens": 12,
+        "cache_read_input_tokens": 300,
+        "cache_creation_input_tokens": 40,
+        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 40},
+        "output_tokens": 9,
+    }
+    theirs = _create_usage_metadata(anthropic_types.Usage(**raw))
+    ours = usage_from_anthropic(raw)
+    for key in ("input_tokens", "output_tokens", "total_tokens"):
+        assert ours[key] == theirs[key]
+    ours_details, theirs_details = ours["input_token_details"], theirs["input_token_details"]
+    ours_sum = sum(int(v) for v in ours_details.values())  # type: ignore[call-overload]
+    theirs_sum = sum(int(v or 0) for v in theirs_details.values())  # type: ignore[call-overload]
+    assert ours_sum == theirs_sum

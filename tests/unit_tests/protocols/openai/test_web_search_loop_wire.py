@@ -1,0 +1,157 @@
+"""The Chat Completions `$web_search` loop at the ChatKimi boundary (issue 11 items 3, 8, 9).
+
+000 documents `max_uses` for the web search tool: "Máximo de búsquedas permitidas en esta
+respuesta"; 004's `{"type": "web_search"}` has no such field, but ChatKimi runs the loop, so it
+honours the cap itself. `.partial` of an error holds everything the caller saw, all rounds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+from langchain_core.messages import AIMessage
+
+from langchain_kimi import ChatKimi, KimiStreamError
+from langchain_kimi.protocols.openai_chat.web_search import SEARCH_LIMIT_REACHED
+from tests.support.web_search_rounds import (
+    FINAL,
+    FINAL_USAGE,
+    MODEL,
+    as_body,
+    as_stream,
+    search_round,
+)
+
+
+def serve(replies: list[tuple[dict[str, Any], str]]) -> tuple[httpx.MockTransport, list[Any]]:
+    """Answers the n-th request with the n-th (JSON body, SSE text) reply; records bodies."""
+    sent: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        json_reply, sse = replies[len(sent)]
+        sent.append(body)
+        if body.get("stream"):
+            return httpx.Response(
+                200, content=sse.encode(), headers={"content-type": "text/event-stream"}
+            )
+        return httpx.Response(200, json=json_reply)
+
+    return httpx.MockTransport(handler), sent
+
+
+def loop_replies(rounds: int, calls_per_round: int = 1) -> list[tuple[dict[str, Any], str]]:
+    replies = []
+    for n in range(rounds):
+        message, usage = search_round(n)
+        if calls_per_round > 1:
+            first = message["tool_calls"][0]
+            message["tool_calls"] = [
+                {**first, "id": f"{first['id']}-{i}"} for i in range(calls_per_round)
+            ]
+        replies.append(
+            (as_body(message, usage, "tool_calls", n), as_stream(message, usage, "tool_calls", n))
+        )
+    replies.append(
+        (as_body(FINAL, FINAL_USAGE, "stop", rounds), as_stream(FINAL, FINAL_USAGE, "stop", rounds))
+    )
+    return replies
+
+
+def model_for(transport: httpx.MockTransport, **kwargs: Any) -> Any:
+    chat = ChatKimi(
+        model=MODEL,
+        http_client=httpx.Client(transport=transport),
+        max_retries=0,
+    )
+    return chat.bind_tools([{"type": "web_search", **kwargs}])
+
+
+def run(style: str, chat: Any) -> AIMessage:
+    if style == "invoke":
+        result: AIMessage = chat.invoke("What is Kimi's homepage?")
+        return result
+    total: Any = None
+    for chunk in chat.stream("What is Kimi's homepage?"):
+        total = chunk if total is None else total + chunk
+    return total  # type: ignore[no-any-return]
+
+
+STYLES = ["invoke", "stream"]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_raw_usage_of_every_round_adds_up(style: str) -> None:
+    transport, _ = serve(loop_replies(2))
+    message = run(style, model_for(transport))
+    token_usage = message.response_metadata["token_usage"]
+    # 100+200 (two search rounds) + 400 (the answer); nested details add up the same way.
+    assert token_usage["prompt_tokens"] == 700
+    assert token_usage["prompt_tokens_details"]["cached_tokens"] == 50 + 100 + 200
+    assert message.usage_metadata is not None
+    assert message.usage_metadata["input_tokens"] == token_usage["prompt_tokens"]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_max_uses_caps_searches_on_chat_completions(style: str) -> None:
+    # Two rounds of two calls each = four searches asked for; the caller allows three.
+    transport, sent = serve(loop_replies(2, calls_per_round=2))
+    message = run(style, model_for(transport, max_uses=3))
+    assert len(sent) == 3
+    assert "max_uses" not in json.dumps(sent[0]["tools"])  # 004's tool has only `type`
+    answers = [m for m in sent[-1]["messages"] if m["role"] == "tool"]
+    assert len(answers) == 4
+    echoed = [a for a in answers if a["content"] != SEARCH_LIMIT_REACHED]
+    assert len(echoed) == 3  # only three searches run: their arguments echoed
+    assert all(json.loads(a["content"])["search_result"] for a in echoed)
+    assert answers[-1]["content"] == SEARCH_LIMIT_REACHED
+    assert message.response_metadata["server_tool_use"] == {"web_search_requests": 3}
+    assert message.response_metadata["web_search_limit"] == {"max_uses": 3, "declined": 1}
+    # Replaying the reply sends what was sent, declined answer included.
+    rounds = message.additional_kwargs["builtin_rounds"]
+    assert [m["content"] for m in rounds if m["role"] == "tool"] == [a["content"] for a in answers]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_under_the_cap_nothing_is_declined(style: str) -> None:
+    transport, sent = serve(loop_replies(2))
+    message = run(style, model_for(transport, max_uses=5))
+    answers = [m for m in sent[-1]["messages"] if m["role"] == "tool"]
+    assert SEARCH_LIMIT_REACHED not in [a["content"] for a in answers]
+    assert "web_search_limit" not in message.response_metadata
+    assert message.response_metadata["server_tool_use"] == {"web_search_requests": 2}
+
+
+def cut_after_reasoning(sse: str) -> str:
+    """The first two events of a round (reasoning only), then the connection ends."""
+    return "".join(sse.split("\n\n")[i] + "\n\n" for i in range(2))
+
+
+@pytest.mark.parametrize("cut", [cut_after_reasoning])
+def test_partial_holds_every_round_seen(cut: Callable[[str], str]) -> None:
+    replies = loop_replies(1)
+    replies[1] = (replies[1][0], cut(replies[1][1]))
+    transport, _ = serve(replies)
+    seen: list[Any] = []
+
+    def consume() -> None:
+        seen.extend(model_for(transport).stream("What is Kimi's homepage?"))
+
+    with pytest.raises(KimiStreamError) as caught:
+        consume()
+    partial = caught.value.partial
+    total = seen[0]
+    for chunk in seen[1:]:
+        total = total + chunk
+    # The first round's reasoning and search are still there, then what the second round sent.
+    assert (
+        partial.additional_kwargs["reasoning_content"]
+        == total.additional_kwargs["reasoning_content"]
+    )
+    assert partial.additional_kwargs["reasoning_content"].startswith("Round 0: search. ")
+    assert partial.additional_kwargs["builtin_rounds"][0]["tool_calls"][0]["id"] == "ws-0"
+    assert partial.response_metadata["server_tool_use"] == {"web_search_requests": 1}
