@@ -1,6 +1,6 @@
 """The pacer through every gateway shape of issue 20's table, on simulated time (no sleeping).
 
-`tests.pool_simulation` runs the real `Pacer` of each simulated client process against one
+`tests.support.pool_simulation` runs the real `Pacer` of each simulated client process against one
 token-bucket gateway, four seeds per profile (answer times are drawn at random). The bounds are
 what the controller reaches here, worst seed, against the issue's targets (wall <= 1.15 x ideal,
 <= 1.15 requests per answer, no failed call); where a profile misses a target the bound says
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.pool_simulation import Profile, run
+from tests.support.pool_simulation import Profile, run
 
 SEEDS = range(4)
 
