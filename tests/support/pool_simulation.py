@@ -6,7 +6,8 @@ gives the turn (and at most one send per `send_cost` seconds: a client spends CP
 and re-queues a call answered 429 at its place after the call's own `Retry-After`. The gateway
 admits `rate` requests/s with a bucket of `burst` seconds' worth, answers 429 after `rtt` and an
 admitted call after a uniform draw from `latency`. A call fails when it meets more than `retries`
-429s while its pool had no answer within `SERVING_WINDOW` (the pool's rule for a free re-queue).
+429s while its pool had no answer within `SERVING_WINDOW` (the pool's rule for a free re-queue);
+such a 429 without `Retry-After` backs off as the transport does (`retry.backoff_delay`).
 
 `run` returns wall time / ideal (ideal = calls beyond the burst / rate + one mean answer, as the
 issue measures), requests per answer, and failed calls.
@@ -25,6 +26,7 @@ from typing import Any
 
 from langchain_kimi._http.pool.admission import SERVING_WINDOW
 from langchain_kimi._http.pool.pacer import Pacer
+from langchain_kimi._http.retry import backoff_delay
 
 
 @dataclass(frozen=True)
@@ -142,7 +144,8 @@ class _Simulation:
 
     def throttled(self, pool: _Pool, call: _Call, seconds: float | None, now: float) -> None:
         pool.pacer.throttled(call.sent_at, now)
-        if now - pool.answered_at >= SERVING_WINDOW:
+        wait = seconds or 0.0
+        if now - pool.answered_at >= SERVING_WINDOW:  # a retry spent, backing off as shipped
             call.spent += 1
             if call.spent > self.p.retries:
                 self.failed += 1
@@ -150,7 +153,9 @@ class _Simulation:
                 self.end = max(self.end, now)
                 self.start_calls(pool, now)
                 return
-        self.at(now + (seconds or 0.0), self.requeue, pool, call)
+            if seconds is None:
+                wait = backoff_delay(call.spent - 1, jitter=self.random.uniform)
+        self.at(now + wait, self.requeue, pool, call)
         self.dispatch(pool, now)
 
     def requeue(self, pool: _Pool, call: _Call, now: float) -> None:

@@ -8,6 +8,10 @@ event loops through one lock:
   httpcore's own queue stays empty: it rescans every queued request against every connection on
   each pool event, which made 500 concurrent calls five times slower than 100. Beyond that, calls
   wait here in the order they first arrived: a call sent again after a 429 keeps its place.
+  **Capacity follows slow answers**: while calls wait for a slot and the slots are held for
+  `SLOW_ANSWER` seconds or more on average, it grows by `capacity_step` (another connection pool
+  of that size, `spread`), up to `max_capacity`: a gateway admitting 20 calls/s of 60 s answers
+  needs 1,200 in flight.
 - **Pacing** (`pacer`, on unless `adaptive_concurrency=False`): from the first 429 on, the head of
   the queue is sent when the pacer's next turn comes, at the rate the gateway admits. Only the
   head sleeps on a time (at most one turn long); the others wait to be woken, so a cancelled call
@@ -41,6 +45,9 @@ from langchain_kimi._http.retry import RETRY_AFTER_CAP
 
 DEFAULT_COOL_DOWN = 0.5
 """Seconds every call waits after a 429 without `Retry-After` when adaptive pacing is off."""
+SLOW_ANSWER = 1.0
+"""Seconds a slot is held on average (sent to closed) above which a full pool grows."""
+_HOLD_WEIGHT = 0.1  # of each released slot, in the moving average of hold times
 SERVING_WINDOW = 10.0
 """A 429 costs a call no retry while the gateway answered another call of the pool this recently:
 the call only lost its turn, the pool is being served."""
@@ -132,10 +139,20 @@ class _Wait:
 class Admission:
     """The queue, cool-down and pacer of one pool. Thread-safe; used by every loop."""
 
-    def __init__(self, capacity: int, *, adaptive: bool, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        capacity: int,
+        *,
+        adaptive: bool,
+        clock: Callable[[], float],
+        max_capacity: int | None = None,
+    ) -> None:
         self.clock = clock
         self.capacity = capacity
+        self.capacity_step = capacity
+        self.max_capacity = capacity if max_capacity is None else max_capacity
         self.adaptive = adaptive
+        self._hold = 0.0  # moving average of how long a slot is held
         self._lock = threading.Lock()
         self._pacer = Pacer()
         self._in_flight = 0
@@ -194,6 +211,8 @@ class Admission:
         """Grant the head of the queue while it may go. Returns the waiters granted (and the
         new head, whose wait changed), and the head's timed wait (None: it waits for a slot)."""
         woken: list[_Waiter] = []
+        if self._queue and self._in_flight >= self.capacity and self._hold >= SLOW_ANSWER:
+            self.capacity = min(self.max_capacity, self.capacity + self.capacity_step)
         while self._queue and self._in_flight < self.capacity:
             now = self.clock()
             wait = max(self._resume_at - now, self._pacer.delay(now) if self.adaptive else 0.0)
@@ -235,6 +254,7 @@ class Admission:
                 self._learn(permit, outcome, now)
             if release:
                 self._in_flight -= 1
+                self._hold += _HOLD_WEIGHT * (now - permit.sent_at - self._hold)
             woken, _ = self._dispatch()
         self._wake(woken)
 

@@ -5,14 +5,16 @@ the clock). Inert (no pacing, full speed) until the gateway first answers 429. F
 client-side token bucket paces the sends at `rate`, and the rate is re-measured step by step:
 
 - **Start.** At the first 429 the rate is what the gateway admitted over the last second (sends
-  not answered 429; those still in flight count as admitted: a 429 comes back at once). Every 429
-  of that first wave lowers it again as it arrives.
+  not answered 429; those still in flight count as admitted: a 429 comes back at once), or near
+  what the last episode measured if that is more. Every 429 of that first wave lowers it again
+  as it arrives.
 - **Steps** of at least `STEP` seconds and `STEP_SENDS` sends. A step in which a request sent at
   the current rate met a 429 sets the rate to what the gateway admitted during the step (the
   sends minus their 429s, per second), times `MARGIN` (half the rate if it admitted none): a
   token-bucket gateway whose bucket is empty admits exactly its rate, so one step measures it,
   whatever its burst or `Retry-After`.
-- **Probing.** A clean step in which calls waited for their turn raises the rate: by `PROBE`
+- **Probing.** A clean step in which calls waited for their turn and the pace was used raises
+  the rate: by `PROBE`
   requests/s, then twice as much after each further clean step (never more than doubling it), so
   a gateway whose limit rose, or a share another process gave up, is found within a few steps.
   The first raises are the same number of requests/s for every pool: pools of several processes
@@ -41,6 +43,8 @@ PROBE = 2.0
 """Requests per second the first clean step adds; each further clean step adds twice the last."""
 MAX_PROBE = 1.0
 """Largest raise of one step, as a share of the rate (1.0: doubling)."""
+USED = 0.75
+"""Share of the paced sends a step must have made for a clean step to raise the rate."""
 HEAL = 2.0
 """Seconds without a 429 and without a waiting call before pacing switches off."""
 MIN_RATE = 0.1
@@ -63,7 +67,9 @@ class Pacer:
     _clean_steps: int = field(default=0, repr=False)
     _last_throttled: float = field(default=float("-inf"), repr=False)
     _last_waited: float = field(default=float("-inf"), repr=False)
-    _sends: deque[float] = field(default_factory=deque, repr=False)  # the last second's, inert
+    _known: float = field(default=0.0, repr=False)  # the last rate a throttled step measured
+    _first_step: bool = field(default=False, repr=False)  # the step the first wave started
+    _sends: deque[float] = field(default_factory=deque, repr=False)  # the last second's sends
     _refused: deque[float] = field(default_factory=deque, repr=False)  # their 429s' send times
 
     # -- what happened -------------------------------------------------------------------------
@@ -71,9 +77,9 @@ class Pacer:
     def sent(self, now: float) -> None:
         """A request of the pool went out (it took its turn)."""
         self._advance(now)
+        self._sends.append(now)
+        self._forget(now)
         if self.rate is None:
-            self._sends.append(now)
-            self._forget(now)
             return
         self._refill(now)
         self._tokens -= 1.0
@@ -83,8 +89,10 @@ class Pacer:
         """A request sent at `sent_at` was answered 429."""
         self._advance(now)
         self._last_throttled = now
-        if self.rate is None or (sent_at <= self._step_start and self._sends):
-            self._first_estimate(sent_at, now)
+        self._refused.append(sent_at)
+        self._forget(now)
+        if self.rate is None or (self._first_step and sent_at <= self._step_start):
+            self._first_estimate(now)
             return
         if sent_at >= self._step_start:
             self._step_throttled += 1
@@ -110,18 +118,18 @@ class Pacer:
 
     # -- how the rate follows --------------------------------------------------------------------
 
-    def _first_estimate(self, sent_at: float, now: float) -> None:
+    def _first_estimate(self, now: float) -> None:
         """The first wave of 429s: the rate is what the last second's sends got through."""
         if self.rate is None:
             self._step_start = now
             self._stamp = now
             self._tokens = 0.0
             self._step_sent = self._step_throttled = self._clean_steps = 0
-        self._refused.append(sent_at)
-        self._forget(now)
+            self._first_step = True
         admitted = len(self._sends) - len(self._refused)
-        # One 429 alone (a lone call) says little: start at one request per second at least.
-        self.rate = max(1.0, admitted) / _FIRST_LOOKBACK
+        # One 429 alone (a lone call) says little: start at one request per second at least, or
+        # near the rate the last episode measured (the gateway is likely the same).
+        self.rate = max(1.0, admitted / _FIRST_LOOKBACK, MARGIN * self._known)
 
     def _advance(self, now: float) -> None:
         """Close the current step once it has measured enough."""
@@ -138,19 +146,21 @@ class Pacer:
             # Nothing admitted (a few sends, all refused): halve, rather than guess from zero.
             measured = MARGIN * admitted / span if admitted else self.rate / 2
             self.rate = max(MIN_RATE, measured)
+            self._known = self.rate
             self._clean_steps = 0
-        elif now - self._last_waited < span:  # calls waited for their turn: probe upward
+        elif now - self._last_waited < span and self._step_sent >= USED * self.rate * span:
+            # The pace held calls back and was used: probe upward. (A pace nobody used, e.g.
+            # while the calls sleep their own back-off, proves nothing about the gateway.)
             self.rate += min(self.rate * MAX_PROBE, PROBE * 2.0**self._clean_steps)
             self._clean_steps += 1
+        if self._first_step:
+            self._known = max(self._known, self.rate)  # what the first wave let through
+        self._first_step = False
         self._step_start = now
         self._step_sent = self._step_throttled = 0
-        self._sends.clear()
-        self._refused.clear()
 
     def _go_inert(self) -> None:
         self.rate = None
-        self._sends.clear()
-        self._refused.clear()
 
     def _refill(self, now: float) -> None:
         assert self.rate is not None

@@ -26,13 +26,17 @@ from dataclasses import dataclass
 import httpx
 
 from langchain_kimi._http.pool.admission import Admission
+from langchain_kimi._http.pool.spread import ASpread, Spread
 
 CAPACITY = 200
-"""Connections per client, and requests in flight per pool (the FIFO queue holds the rest, so
-httpcore's own queue, which it rescans against every connection on each pool event, stays empty).
-Measured on loopback (docs/benchmarks.md): 1,000 connections, or more keep-alive connections,
-made bursts slower: httpcore's idle-connection check is quadratic in the connections it keeps."""
-_LIMITS = httpx.Limits(max_connections=CAPACITY, max_keepalive_connections=50)
+"""Connections per httpcore pool, and requests in flight per pool to start with (the FIFO queue
+holds the rest, so httpcore's own queue, which it rescans against every connection on each pool
+event, stays empty). Measured on loopback (docs/benchmarks.md): 1,000 connections, or more
+keep-alive connections, made bursts slower: httpcore's idle-connection check is quadratic in the
+connections it keeps. Slow answers grow the in-flight limit by another pool of this size
+(`spread.Spread`), up to `MAX_IN_FLIGHT`."""
+MAX_IN_FLIGHT = 4_000
+_KEEPALIVE = 50
 # Every request carries its own `httpx.Timeout` (Transport sets it per request); the clients'
 # default only applies to requests that do not, and there are none.
 _CLIENT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
@@ -74,7 +78,13 @@ class SharedPool:
 
     def __init__(self, key: PoolKey) -> None:
         self.key = key
-        self.admission = Admission(CAPACITY, adaptive=key.adaptive, clock=key.clock)
+        injected = key.http_client is not None or key.http_async_client is not None
+        self.admission = Admission(
+            CAPACITY,
+            adaptive=key.adaptive,
+            clock=key.clock,
+            max_capacity=CAPACITY if injected else MAX_IN_FLIGHT,  # the caller's limits stand
+        )
         self.leases = 0
         self._client: httpx.Client | None = None
         self._async_clients: weakref.WeakKeyDictionary[
@@ -90,7 +100,9 @@ class SharedPool:
             return self.key.http_client
         with self._lock:
             if self._client is None:
-                self._client = httpx.Client(timeout=_CLIENT_TIMEOUT, limits=_LIMITS)
+                self._client = httpx.Client(
+                    timeout=_CLIENT_TIMEOUT, transport=Spread(CAPACITY, _KEEPALIVE)
+                )
             return self._client
 
     async def async_client(self) -> httpx.AsyncClient:
@@ -104,7 +116,9 @@ class SharedPool:
             entry = self._async_clients.get(loop)
             if entry is not None:
                 return entry[0]
-            client = httpx.AsyncClient(timeout=_CLIENT_TIMEOUT, limits=_LIMITS)
+            client = httpx.AsyncClient(
+                timeout=_CLIENT_TIMEOUT, transport=ASpread(CAPACITY, _KEEPALIVE)
+            )
             closer = _close_at_loop_shutdown(client)
             self._async_clients[loop] = (client, closer)
         await anext(closer)  # runs up to its `yield` without suspending: no other task interleaves

@@ -5,7 +5,6 @@ through the Transport runs on the sync and the async path (`mode`); two transpor
 settings (here: the same injected clients and clock) share one pool, as two ChatKimi would.
 """
 
-
 from __future__ import annotations
 
 import asyncio
