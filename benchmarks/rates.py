@@ -33,7 +33,7 @@ from typing import Any
 import httpx
 
 from benchmarks.measure import PROMPT
-from benchmarks.run import ServerProcess, _read_line
+from benchmarks.run import ServerProcess, _read_line, stop
 from benchmarks.scale import CHAT_ANTHROPIC, CHAT_OPENAI, KIMI_DEFAULT, ROOT, build_default
 
 CLIENTS = (KIMI_DEFAULT, CHAT_ANTHROPIC, CHAT_OPENAI)
@@ -128,15 +128,7 @@ def _one_run(name: str, port: int, cell: Cell) -> dict[str, Any]:
         wall = time.perf_counter() - started
     finally:
         for worker in workers:
-            if worker.stdin is not None:
-                worker.stdin.close()
-            try:
-                worker.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                worker.kill()
-                worker.wait()
-            if worker.stdout is not None:
-                worker.stdout.close()
+            stop(worker)
     stats = httpx.get(f"http://127.0.0.1:{port}/__stats").json()
     failed = sum(int(outcome["failed"]) for outcome in outcomes)
     answers = cell.calls - failed
