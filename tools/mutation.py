@@ -102,13 +102,14 @@ def main() -> int:
                 survived = done.returncode == 0
             except subprocess.TimeoutExpired:
                 survived = False  # a hang is noticed
+            where = f"{args.module}:{index + 1}: {change}: {line.strip()}"
             if survived:
-                survivors.append(f"{args.module}:{index + 1}: {change}: {line.strip()}")
-            print(f"[{number}/{len(todo)}] {'SURVIVED' if survived else 'killed'}", flush=True)
+                survivors.append(where)
+            print(
+                f"[{number}/{len(todo)}] {'SURVIVED' if survived else 'killed'} {where}", flush=True
+            )
     finally:
         args.module.write_text(original)
-    for survivor in survivors:
-        print(survivor)
     killed = len(todo) - len(survivors)
     print(f"{args.module}: {killed}/{len(todo)} killed ({100 * killed / max(1, len(todo)):.0f} %)")
     return 0

@@ -153,13 +153,17 @@ class Pacer:
             # while the calls sleep their own back-off, proves nothing about the gateway.)
             self.rate += min(self.rate * MAX_PROBE, PROBE * 2.0**self._clean_steps)
             self._clean_steps += 1
-        if self._first_step:
-            self._known = max(self._known, self.rate)  # what the first wave let through
-        self._first_step = False
+        self._end_first_step()
         self._step_start = now
         self._step_sent = self._step_throttled = 0
 
+    def _end_first_step(self) -> None:
+        if self._first_step and self.rate is not None:
+            self._known = max(self._known, self.rate)  # what the first wave let through
+        self._first_step = False
+
     def _go_inert(self) -> None:
+        self._end_first_step()
         self.rate = None
 
     def _refill(self, now: float) -> None:

@@ -561,3 +561,18 @@ async def test_a_slot_granted_as_the_wait_times_out_is_used_by_both_halves(
     permit.release()
     assert gate.in_flight == 0
     assert gate.queued == 0
+
+
+def test_a_new_episode_starts_near_the_rate_the_last_one_measured() -> None:
+    # A 429 after pacing healed (few sends in the last second: the calls slept their back-off)
+    # starts near the rate the gateway admitted last time, not at one request per second.
+    pacer = Pacer()
+    for _ in range(200):
+        pacer.sent(0.0)
+    for _ in range(150):
+        pacer.throttled(sent_at=0.0, now=0.001)  # the first wave: 50 of 200 admitted
+    assert pacer.rate == pytest.approx(50.0)
+    assert pacer.current(0.001 + HEAL) is None  # healed
+    pacer.sent(10.0)
+    pacer.throttled(sent_at=10.0, now=10.0)  # a lone 429 much later
+    assert pacer.rate == pytest.approx(MARGIN * 50.0)
