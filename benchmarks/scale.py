@@ -150,6 +150,11 @@ async def _many_streams(model: BaseChatModel, streams: int) -> dict[str, Any]:
     }
 
 
+def streams_here(name: str, port: int, streams: int) -> dict[str, Any]:
+    """The streams case in this process (its peak-memory figure then includes everything else)."""
+    return asyncio.run(_many_streams(build_default(name, port), streams))
+
+
 def streams_in_subprocess(name: str, port: int, streams: int) -> dict[str, Any]:
     command = [sys.executable, "-m", "benchmarks.scale", "streams", name, str(port), str(streams)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -169,8 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("port", type=int)
     parser.add_argument("streams", type=int)
     args = parser.parse_args(argv)
-    model = build_default(args.name, args.port)
-    print(json.dumps(asyncio.run(_many_streams(model, args.streams))))
+    print(json.dumps(streams_here(args.name, args.port, args.streams)))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ error classes with the langchain-core classes they also are.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import itertools
 import json
@@ -107,21 +108,28 @@ def _attribute_docs(cls: type) -> dict[str, tuple[type, str]]:
     """Field name -> (defining class, docstring): the string right after each annotated field."""
     found: dict[str, tuple[type, str]] = {}
     for owner in cls.__mro__:
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(owner)))
-        except (OSError, TypeError):
-            continue
-        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        for node, after in itertools.pairwise(body):
-            if (
-                isinstance(node, ast.AnnAssign)
-                and isinstance(node.target, ast.Name)
-                and isinstance(after, ast.Expr)
-                and isinstance(after.value, ast.Constant)
-                and isinstance(after.value.value, str)
-            ):
-                found.setdefault(node.target.id, (owner, inspect.cleandoc(after.value.value)))
+        for name, doc in _own_attribute_docs(owner):
+            found.setdefault(name, (owner, doc))
     return found
+
+
+@functools.cache
+def _own_attribute_docs(owner: type) -> tuple[tuple[str, str], ...]:
+    # Cached: finding a class's source parses its whole module (Runnable's is thousands of lines).
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(owner)))
+    except (OSError, TypeError):
+        return ()
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    return tuple(
+        (node.target.id, inspect.cleandoc(after.value.value))
+        for node, after in itertools.pairwise(body)
+        if isinstance(node, ast.AnnAssign)
+        and isinstance(node.target, ast.Name)
+        and isinstance(after, ast.Expr)
+        and isinstance(after.value, ast.Constant)
+        and isinstance(after.value.value, str)
+    )
 
 
 def _type_name(tp: Any) -> str:

@@ -31,8 +31,8 @@ TOKEN_USAGE = "token_usage"
 """`response_metadata` (openai): the reply's raw `usage` object (summed over `$web_search`
 rounds), as ChatOpenAI keeps it."""
 WEB_SEARCH_LIMIT = "web_search_limit"
-"""`response_metadata` (openai): `{"max_uses": n, "declined": m}` when `$web_search` calls beyond
-the caller's `max_uses` were answered without running."""
+"""`response_metadata` (openai): `{"max_uses": n, "declined": m}` once the caller's `max_uses` was
+reached (`m` `$web_search` calls were not run; the requests after the cap offer no search)."""
 
 FOREIGN_TURN_REASONING = "(reasoning not available)"
 """What both protocols send for an assistant tool-call turn that carries no reasoning: Chat

@@ -17,6 +17,8 @@ from typing import Any
 
 from langchain_core import exceptions as lc
 
+from langchain_kimi._secrets import Scrubber
+
 _SNIPPET_CHARS = 300
 
 # Kimi's context-length messages (both protocols), plus the common generic wording.
@@ -241,6 +243,13 @@ def _fields_from_payload(payload: Any) -> _Fields:
     if isinstance(err, str):
         return err, None, request_id, None
     return None, None, request_id, None
+
+
+def redact(text: str, secret: str) -> str:
+    """`text` without the key in any encoding a gateway may echo it in (JSON escapes, percent-
+    encoding) nor anything key-shaped: the shared scrubber of `_secrets` (a "key" shorter than
+    8 characters, a test placeholder, is replaced only as a whole text)."""
+    return Scrubber((secret,)).text(text)
 
 
 def snippet(text: str) -> str:

@@ -1,8 +1,8 @@
 """`ChatKimi`: the LangChain chat model for the Kimi models on the EvoLink gateway.
 
 This module holds the fields, the environment/secret handling and the LangChain hooks. It knows
-no wire JSON: the protocol adapters build and parse bodies, `_transport` moves bytes, `_rounds`
-plans each call (shared by the sync and async drivers below).
+no wire JSON: the protocol adapters build and parse bodies, `_http/transport.py` moves bytes,
+`_call/plans.py` plans each call (shared by the sync and async drivers below).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_messages
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.utils import from_env, secret_from_env
 from pydantic import (
     AliasChoices,
@@ -33,22 +33,23 @@ from pydantic import (
 from langchain_kimi._call.plans import InvokePlan, StreamPlan, token_text
 from langchain_kimi._contract import PROVIDER
 from langchain_kimi._http.config import (
-    check_default_headers,
+    DEFAULT_TIMEOUT,
+    check_connection_settings,
     check_max_retries,
-    normalize_base_url,
 )
 from langchain_kimi._http.transport import Transport, TransportConfig
 from langchain_kimi._langchain.arguments import accepted_names, public_fields, refuse_unknown
 from langchain_kimi._langchain.token_estimate import estimate_message_tokens, estimate_text_tokens
+from langchain_kimi._request.options import RequestOptions
 from langchain_kimi._request.profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._request.resolve import ModelDefaults, resolve_options
 from langchain_kimi._request.tools import ToolLike, spec_to_bindable, to_tool_specs
+from langchain_kimi._usage import sum_usage
+from langchain_kimi._warn import calls_from_caller
 from langchain_kimi.protocols import ProtocolAdapter, adapter
 
 DEFAULT_BASE_URL = "https://direct.evolink.ai"
 DOCUMENTED_FALLBACK_URL = "https://api.evolink.ai"
-DEFAULT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
-"""Long reasoning replies at effort `max` can take many minutes; every wait is still bounded."""
 _TRANSPORT_LOCK = threading.Lock()
 """Guards the lazy creation of a model's transport (threads sharing one model share one pool)."""
 
@@ -111,9 +112,11 @@ class ChatKimi(BaseChatModel):
     cache_ttl: Literal["5m", "1h"] | None = None
     """Context-cache write TTL (K3.1 only)."""
     temperature: float | None = None
-    """Fixed at 1 by the service: K3.1 ignores other values, kimi-k3 rejects them."""
+    """Chat Completions (004): "fijada por el modelo en `1`"; K3.1 ignores other values (a
+    warning), kimi-k3 refuses them (refused before sending). Messages: not sent (its documents
+    have no such field; a warning)."""
     top_p: float | None = None
-    """Fixed at 0.95 by the service: K3.1 ignores other values, kimi-k3 rejects them."""
+    """Chat Completions (004): "fijado por el modelo en `0.95`"; otherwise as `temperature`."""
     timeout: float | httpx.Timeout | None = None
     """Seconds or an `httpx.Timeout`; default 900 s read, 10 s connect."""
     max_retries: int = 2
@@ -189,7 +192,7 @@ class ChatKimi(BaseChatModel):
         return value
 
     @model_validator(mode="after")
-    def _settle(self) -> Self:
+    def _complete_after_validation(self) -> Self:
         self._check_connection_settings()
         if self.fallback_base_url == _UNSET_FALLBACK:
             # The documented fallback only backs the documented primary: a custom base URL
@@ -204,17 +207,18 @@ class ChatKimi(BaseChatModel):
 
     def _check_connection_settings(self) -> None:
         """Refuse bad base URLs and headers now, not at the first call; drop a trailing `/v1`."""
-        insecure = self.allow_insecure_http
-        base_url = normalize_base_url(self.base_url, label="base_url", allow_insecure_http=insecure)
-        if base_url != self.base_url:  # assigned only when changed: it marks the field as set
+        explicit_fallback = self.fallback_base_url not in (None, _UNSET_FALLBACK)
+        base_url, fallback = check_connection_settings(
+            self.base_url,
+            self.fallback_base_url if explicit_fallback else None,
+            self.default_headers or {},
+            allow_insecure_http=self.allow_insecure_http,
+        )
+        # Assigned only when changed: an assignment marks the field as set.
+        if base_url != self.base_url:
             self.base_url = base_url
-        if self.fallback_base_url not in (None, _UNSET_FALLBACK):
-            fallback = normalize_base_url(
-                self.fallback_base_url, label="fallback_base_url", allow_insecure_http=insecure
-            )
-            if fallback != self.fallback_base_url:
-                self.fallback_base_url = fallback
-        check_default_headers(self.default_headers or {})
+        if explicit_fallback and fallback != self.fallback_base_url:
+            self.fallback_base_url = fallback
 
     def _defaults(self) -> ModelDefaults:
         return ModelDefaults(
@@ -228,6 +232,11 @@ class ChatKimi(BaseChatModel):
             top_p=self.top_p,
             model_kwargs={**self.model_kwargs, **(self.extra_body or {})},
         )
+
+    @property
+    def model_name(self) -> str:
+        """The model id, as `ChatOpenAI.model_name` reads it (the same as `model`)."""
+        return self.model
 
     # ---------------------------------------------------------------- LangChain metadata
 
@@ -379,32 +388,40 @@ class ChatKimi(BaseChatModel):
         kwargs: dict[str, Any],
         *,
         stream: bool,
-    ) -> tuple[ProtocolAdapter, Any, dict[str, Any]]:
+    ) -> tuple[ProtocolAdapter, RequestOptions, dict[str, Any]]:
         if not messages:
             msg = "ChatKimi needs at least one message"
             raise ValueError(msg)
         options = resolve_options(
             self._defaults(), stop, kwargs, stream=stream, defaults_checked=True
         )
-        protocol = adapter(self.protocol)
-        body = protocol.build_request(messages, options)
+        protocol_adapter = adapter(self.protocol)
+        body = protocol_adapter.build_request(messages, options)
         self._transport()  # the missing-key error comes before anything is sent
-        return protocol, options, body
+        return protocol_adapter, options, body
 
     def _invoke_plan(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
     ) -> InvokePlan:
-        adapter, options, body = self._prepare(messages, stop, kwargs, stream=False)
+        protocol_adapter, options, body = self._prepare(messages, stop, kwargs, stream=False)
         return InvokePlan(
-            adapter, options, body, max_builtin_rounds=self.max_builtin_rounds, secret=self._key()
+            protocol_adapter,
+            options,
+            body,
+            max_builtin_rounds=self.max_builtin_rounds,
+            secret=self._key(),
         )
 
     def _stream_plan(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
     ) -> StreamPlan:
-        adapter, options, body = self._prepare(messages, stop, kwargs, stream=True)
+        protocol_adapter, options, body = self._prepare(messages, stop, kwargs, stream=True)
         return StreamPlan(
-            adapter, options, body, max_builtin_rounds=self.max_builtin_rounds, secret=self._key()
+            protocol_adapter,
+            options,
+            body,
+            max_builtin_rounds=self.max_builtin_rounds,
+            secret=self._key(),
         )
 
     def _key(self) -> str:
@@ -487,6 +504,58 @@ class ChatKimi(BaseChatModel):
         """A call's `stream_usage=` (taken out: it is no body field), else the field."""
         value = kwargs.pop("stream_usage", None)
         return self.stream_usage if value is None else bool(value)
+
+    def _combine_llm_outputs(self, llm_outputs: list[dict[str, Any] | None]) -> dict[str, Any]:
+        """`generate()`'s `llm_output`: the calls' usage objects added up, as ChatOpenAI does."""
+        usage: dict[str, Any] | None = None
+        for output in llm_outputs:
+            part = (output or {}).get("token_usage")
+            if isinstance(part, dict):
+                usage = sum_usage(usage, part)
+        combined: dict[str, Any] = {"model_name": self.model}
+        if usage:
+            combined["token_usage"] = usage
+        return combined
+
+    # ---------------------------------------------------------------- calls in tasks / threads
+
+    # langchain-core runs these in tasks or threads of their own, whose stacks do not reach the
+    # caller: the caller's line is recorded first, so that a warning names it (`_warn`).
+
+    async def ainvoke(
+        self,
+        input: LanguageModelInput,
+        config: RunnableConfig | None = None,
+        *,
+        stop: list[str] | None = None,
+        **kwargs: Any,
+    ) -> AIMessage:
+        with calls_from_caller():
+            return await super().ainvoke(input, config, stop=stop, **kwargs)
+
+    def batch(
+        self,
+        inputs: list[LanguageModelInput],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any | None,
+    ) -> list[AIMessage]:
+        with calls_from_caller():
+            return super().batch(inputs, config, return_exceptions=return_exceptions, **kwargs)
+
+    async def abatch(
+        self,
+        inputs: list[LanguageModelInput],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any | None,
+    ) -> list[AIMessage]:
+        with calls_from_caller():
+            return await super().abatch(
+                inputs, config, return_exceptions=return_exceptions, **kwargs
+            )
 
     # ---------------------------------------------------------------- token estimate
 

@@ -1,10 +1,15 @@
 """`python -m langchain_kimi doctor`: why does ChatKimi not work on this machine?
 
-Checks, in order: the key is set (it is never printed); the base URL ChatKimi would use answers
+Checks, in order: the key is set (it is never printed) and has no surrounding whitespace; the
+base URL ChatKimi would use answers
 (DNS, TLS, latency), and so does the documented fallback when it is in play (the default base
 URL; an unreachable fallback is only a warning while the primary answers); then the smallest
 call per model x protocol asked for, reporting the typed error and its request id on failure,
 time to first token, output tokens per second, whether reasoning came back, and usage.
+
+Nothing it prints holds a credential: every text passes the shared scrubber (the key in any
+encoding, echoed in an error body or not; `user:password@` and `?api_key=`-style parts of
+`EVOLINK_BASE_URL`), and the reachability check never sends them.
 """
 
 from __future__ import annotations
@@ -19,20 +24,25 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
 from langchain_kimi._errors import KimiError
 from langchain_kimi._http.config import normalize_base_url
-from langchain_kimi._request.profiles import PROTOCOLS, Protocol, capabilities
+from langchain_kimi._request.profiles import KNOWN_MODELS, PROTOCOLS, Protocol, capabilities
+from langchain_kimi._secrets import Scrubber
 from langchain_kimi.chat_models import DEFAULT_BASE_URL, DOCUMENTED_FALLBACK_URL, ChatKimi
 
-MODELS = ("kimi-k3.1-pro", "kimi-k3.1-pro-highspeed", "kimi-k3")
 PROMPT = "Reply with OK."
 REACH_TIMEOUT_S = 10.0
 CALL_TIMEOUT = httpx.Timeout(120.0, connect=10.0)
 MAX_TOKENS = 1024
 """Reasoning is always on: a tighter cap could end the reply before the answer starts."""
+PADDED_KEY = (
+    "EVOLINK_API_KEY has surrounding whitespace: remove it (ChatKimi refuses such a key; an HTTP "
+    "header cannot carry it). The calls below used the key without it."
+)
 
 
 @dataclass
@@ -98,7 +108,9 @@ def _resolve(host: str, port: int) -> str:
 
 
 def check_reach(role: str, url: str) -> Reach:
-    """Any HTTP answer counts: this is about DNS, TLS and the network, not about the API."""
+    """Any HTTP answer counts: this is about DNS, TLS and the network, not about the API. The
+    URL is reached without its `user:password@`, query and fragment: no credential is sent."""
+    url = without_credentials(url)
     parsed = httpx.URL(url)
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
     try:
@@ -130,10 +142,15 @@ def cheapest_effort(model: str, protocol: Protocol) -> str | None:
     return "low" if "low" in capabilities(model, protocol).efforts else None
 
 
-def smallest_call(model: str, protocol: Protocol, base_url: str) -> Call:
+def smallest_call(
+    model: str, protocol: Protocol, base_url: str, *, api_key: str | None = None
+) -> Call:
+    """`api_key` None: ChatKimi reads `EVOLINK_API_KEY` itself."""
     effort = cheapest_effort(model, protocol)
+    key: dict[str, Any] = {} if api_key is None else {"api_key": api_key}
     try:
         chat = ChatKimi(
+            **key,
             model=model,
             protocol=protocol,
             base_url=base_url,
@@ -195,8 +212,21 @@ def base_url_in_use() -> str:
         return given
 
 
+def without_credentials(url: str) -> str:
+    """`url` without `user:password@`, query and fragment (a URL ChatKimi refuses anyway)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+
 def diagnose(models: Sequence[str], protocols: Sequence[Protocol]) -> Diagnosis:
-    key_set = bool(os.environ.get("EVOLINK_API_KEY", "").strip())
+    """The whole check; every text of the result is scrubbed of the key and the URL's secrets."""
+    environment_key = os.environ.get("EVOLINK_API_KEY", "")
+    key = environment_key.strip()
+    key_set = bool(key)
+    secrets = Scrubber.for_key(environment_key, os.environ.get("EVOLINK_BASE_URL"))
     base_url = base_url_in_use()
     reach = [check_reach("primary", base_url)]
     if base_url.rstrip("/") == DEFAULT_BASE_URL:
@@ -205,6 +235,8 @@ def diagnose(models: Sequence[str], protocols: Sequence[Protocol]) -> Diagnosis:
     failures: list[str] = []
     if not key_set:
         failures.append("EVOLINK_API_KEY is not set")
+    elif key != environment_key:
+        failures.append(PADDED_KEY)
     for item in reach:
         if item.ok:
             continue
@@ -212,9 +244,12 @@ def diagnose(models: Sequence[str], protocols: Sequence[Protocol]) -> Diagnosis:
         (warnings if item.role == "fallback" and reach[0].ok else failures).append(problem)
     calls = []
     if key_set:
-        calls = [smallest_call(m, p, base_url) for m in models for p in protocols]
+        api_key = key if key != environment_key else None
+        calls = [smallest_call(m, p, base_url, api_key=api_key) for m in models for p in protocols]
         failures += [f"{c.model} over {c.protocol}: {c.error}" for c in calls if not c.ok]
-    return Diagnosis(key_set, base_url, reach, calls, warnings, failures)
+    diagnosis = Diagnosis(key_set, secrets.url(base_url), reach, calls, warnings, failures)
+    cleaned: Diagnosis = secrets.value(diagnosis)
+    return cleaned
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -266,11 +301,11 @@ def render(diagnosis: Diagnosis) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m langchain_kimi doctor", description=__doc__)
-    parser.add_argument("--model", action="append", choices=MODELS, help="repeatable")
+    parser.add_argument("--model", action="append", choices=KNOWN_MODELS, help="repeatable")
     parser.add_argument("--protocol", action="append", choices=PROTOCOLS, help="repeatable")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
     protocols = cast(list[Protocol], args.protocol or ["openai"])
-    diagnosis = diagnose(args.model or [MODELS[0]], protocols)
+    diagnosis = diagnose(args.model or [KNOWN_MODELS[0]], protocols)
     print(json.dumps(diagnosis.as_json(), indent=2) if args.json else render(diagnosis))
     return 0 if diagnosis.ok else 1

@@ -1,1 +1,1 @@
-"""_call: see docs/internals.md."""
+"""One call, protocol-neutral and sans-I/O: its plans and stop emulation (docs/internals.md)."""

@@ -17,14 +17,14 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
 from langchain_kimi._call.stop import StopStreamFilter, truncate_at_stop
-from langchain_kimi._errors import KimiAPIError, KimiError, KimiStreamError
-from langchain_kimi._http.replies import redact
+from langchain_kimi._contract import RAW_USAGE, TOKEN_USAGE
+from langchain_kimi._errors import KimiAPIError, KimiError, KimiStreamError, redact
 from langchain_kimi._request.options import RequestOptions
-from langchain_kimi.protocols import ProtocolAdapter, StreamDecoder
+from langchain_kimi.protocols.interfaces import ProtocolAdapter, StreamDecoder
 
-# What a parser raises on a reply of an unexpected shape (pydantic's ValidationError, raised by
-# LangChain's message classes, is a ValueError).
-_UNREADABLE = (KeyError, IndexError, TypeError, AttributeError, ValueError)
+# What a parser raises on a reply of an unexpected shape, an unreadable reply (pydantic's
+# ValidationError, raised by LangChain's message classes, is a ValueError).
+_PARSER_FAILURES = (KeyError, IndexError, TypeError, AttributeError, ValueError)
 
 
 class _Plan:
@@ -83,7 +83,7 @@ class _Plan:
             yield
         except KimiError:
             raise
-        except _UNREADABLE as exc:
+        except _PARSER_FAILURES as exc:
             text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
             if isinstance(payload, str):
                 try:
@@ -119,7 +119,8 @@ class InvokePlan(_Plan):
         if follow_up is not None:
             self.pending = follow_up.body
             return
-        message = self._rounds.final_message(self.adapter.parse_response(reply_body), reply_body)
+        parsed = self.adapter.parse_response(reply_body, self.options.model)
+        message = self._rounds.final_message(parsed, reply_body)
         self._result = finalize_message(message, self.options, base_url)
         self.pending = None
 
@@ -127,7 +128,21 @@ class InvokePlan(_Plan):
         if self._result is None:  # pragma: no cover - drivers stop only when pending is None
             msg = "the call ended without a reply"
             raise RuntimeError(msg)
-        return ChatResult(generations=[ChatGeneration(message=self._result)])
+        return ChatResult(
+            generations=[ChatGeneration(message=self._result)],
+            llm_output=llm_output(self._result, self.options.model),
+        )
+
+
+def llm_output(message: AIMessage, requested_model: str) -> dict[str, Any]:
+    """What `on_llm_end` callbacks and `generate()` read (ChatOpenAI's `llm_output` keys): the
+    service's usage object (summed over the rounds of the call) and the model that answered."""
+    meta = message.response_metadata
+    output: dict[str, Any] = {"model_name": meta.get("model_name") or requested_model}
+    usage = meta.get(TOKEN_USAGE, meta.get(RAW_USAGE))
+    if usage:
+        output[TOKEN_USAGE] = usage
+    return output
 
 
 def finalize_message(message: AIMessage, options: RequestOptions, base_url: str) -> AIMessage:
@@ -222,11 +237,13 @@ class StreamPlan(_Plan):
             error.request_id = self._request_id
 
     def _emit(self, chunk: AIMessageChunk) -> ChatGenerationChunk:
-        chunk = self._shape(chunk)
+        chunk = self._prepare_chunk(chunk)
         self._seen.append(chunk)
         return ChatGenerationChunk(message=chunk)
 
-    def _shape(self, chunk: AIMessageChunk) -> AIMessageChunk:
+    def _prepare_chunk(self, chunk: AIMessageChunk) -> AIMessageChunk:
+        """What the call adds to a decoder's chunk: the base URL once, stop emulation, and on the
+        last chunk what the earlier rounds contributed."""
         if not self._base_url_sent:
             # Each response_metadata key once per stream: strings concatenate when merged.
             chunk.response_metadata["base_url"] = self._base_url

@@ -1,1 +1,2 @@
-"""_http: see docs/internals.md."""
+"""HTTP only: transport, config, replies, retry, reading, event stream, SSE; no LangChain, no
+protocol (layer order and module map: docs/internals.md)."""

@@ -9,6 +9,7 @@ makes httpx send Basic auth instead of the key.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Mapping
@@ -17,6 +18,7 @@ from typing import Any
 import httpx
 
 from langchain_kimi._json import dumps_bytes
+from langchain_kimi._secrets import Scrubber, split_userinfo
 
 # RFC 9110 §5.6.2: a field name is a `token`.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -24,6 +26,14 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 # split the header and let the value inject others).
 _VALUE_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 _URL_FORBIDDEN = re.compile(r"[\x00-\x20\x7f]")
+
+_USERINFO_REFUSED = (
+    "{label} must not contain user:password@ (httpx would send Basic auth instead of the API "
+    "key); pass the key as api_key and other headers via default_headers"
+)
+DEFAULT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
+"""The one timeout default (a model's requests, and the pooled clients' own setting). Long
+reasoning replies at effort `max` can take many minutes; every wait is still bounded."""
 
 _VERSION_SUFFIX = "/v1"
 """ChatOpenAI-style base URLs end in `/v1`; ChatKimi appends `/v1/...` itself."""
@@ -62,15 +72,38 @@ def validate_config(
     max_retries: int,
 ) -> None:
     """Refuse a bad configuration at construction, before any I/O."""
-    normalize_base_url(base_url, allow_insecure_http=allow_insecure_http, label="base_url")
-    if fallback_base_url is not None:
-        normalize_base_url(
-            fallback_base_url, allow_insecure_http=allow_insecure_http, label="fallback_base_url"
-        )
-    check_default_headers(default_headers)
+    check_connection_settings(
+        base_url, fallback_base_url, default_headers, allow_insecure_http=allow_insecure_http
+    )
     if any(ch in api_key for ch in "\r\n\0") or not api_key.isascii():
         raise ValueError("api_key contains characters that are not allowed in an HTTP header")
+    if api_key != api_key.strip():
+        # RFC 9110 §5.5: a field value has no leading or trailing whitespace (h11 refuses it).
+        raise ValueError(
+            "api_key has surrounding whitespace, which an HTTP header cannot carry: remove it "
+            "(check EVOLINK_API_KEY)"
+        )
     check_max_retries(max_retries)
+
+
+def check_connection_settings(
+    base_url: str,
+    fallback_base_url: str | None,
+    default_headers: Mapping[str, str],
+    *,
+    allow_insecure_http: bool,
+) -> tuple[str, str | None]:
+    """The one check of where requests go and what they carry: the base URLs (returned
+    normalized) and the extra headers. `ValueError` naming the setting otherwise."""
+    insecure = allow_insecure_http
+    base = normalize_base_url(base_url, label="base_url", allow_insecure_http=insecure)
+    fallback = None
+    if fallback_base_url is not None:
+        fallback = normalize_base_url(
+            fallback_base_url, label="fallback_base_url", allow_insecure_http=insecure
+        )
+    check_default_headers(default_headers)
+    return base, fallback
 
 
 def normalize_base_url(url: object, *, label: str, allow_insecure_http: bool) -> str:
@@ -82,36 +115,43 @@ def normalize_base_url(url: object, *, label: str, allow_insecure_http: bool) ->
     """
     if not isinstance(url, str):
         raise ValueError(f"{label} must be a string, got {type(url).__name__}")
+    # What the messages show: a refused URL may carry a credential (`user:pw@`, `?api_key=`).
+    shown = repr(Scrubber.for_key(None, url).url(url))
+    if split_userinfo(url)[0] is not None:
+        raise ValueError(_USERINFO_REFUSED.format(label=label))
     if _URL_FORBIDDEN.search(url):
-        raise ValueError(f"{label} {url!r} contains whitespace or control characters")
+        raise ValueError(f"{label} {shown} contains whitespace or control characters")
     if "?" in url or "#" in url:
         raise ValueError(
-            f"{label} {url!r} has a query string or fragment: the protocol path is appended to "
+            f"{label} {shown} has a query string or fragment: the protocol path is appended to "
             "the base URL, so it would end up inside them. Use the bare host root, e.g. "
             "'https://direct.evolink.ai'"
         )
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:
-        raise ValueError(f"{label} {url!r} is not a valid URL: {exc}") from None
+        raise ValueError(f"{label} {shown} is not a valid URL: {exc}") from None
     if parsed.scheme not in ("https", "http") or not parsed.host:
-        raise ValueError(f"{label} must be an absolute https:// URL, got {url!r}")
+        raise ValueError(f"{label} must be an absolute https:// URL, got {shown}")
     if parsed.port is not None and not 0 < parsed.port < 65536:
-        raise ValueError(f"{label} {url!r} is not a valid URL: port out of range")
+        raise ValueError(f"{label} {shown} is not a valid URL: port out of range")
     if parsed.userinfo:
-        raise ValueError(
-            f"{label} must not contain user:password@ (httpx would send Basic auth instead of "
-            "the API key); pass the key as api_key and other headers via default_headers"
-        )
+        raise ValueError(_USERINFO_REFUSED.format(label=label))
     if parsed.scheme == "http" and not allow_insecure_http and not _is_loopback(parsed.host):
         raise ValueError(
-            f"{label} {url!r} uses plain http://, which would send the API key unencrypted. "
+            f"{label} {shown} uses plain http://, which would send the API key unencrypted. "
             "Use https://, or set allow_insecure_http=True if you really mean it."
         )
     root = url.rstrip("/")
     if root.endswith(_VERSION_SUFFIX):
         root = root.removesuffix(_VERSION_SUFFIX).rstrip("/")
     return root
+
+
+@functools.lru_cache(maxsize=16)
+def host(base_url: str) -> str:
+    # Parsing a URL costs ~60 µs; there are only one or two bases per model.
+    return httpx.URL(base_url).host
 
 
 def _is_loopback(host: str) -> bool:

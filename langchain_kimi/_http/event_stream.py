@@ -6,7 +6,6 @@ end event has been read (sync and async twins).
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
 import logging
 import threading
@@ -17,6 +16,7 @@ from typing import Any
 import httpx
 
 from langchain_kimi._errors import KimiError
+from langchain_kimi._http.config import host
 from langchain_kimi._http.replies import (
     READ_FAILURES,
     ReadFailure,
@@ -26,12 +26,6 @@ from langchain_kimi._http.replies import (
 from langchain_kimi._http.sse import Event
 
 logger = logging.getLogger("langchain_kimi")
-
-
-@functools.lru_cache(maxsize=16)
-def host(base_url: str) -> str:
-    # Parsing a URL costs ~60 µs; there are only one or two bases per model.
-    return httpx.URL(base_url).host
 
 
 def _wanted(sse: Event) -> bool:

@@ -1,7 +1,7 @@
 """What an HTTP response means: the JSON body of a success, or a `Failure` with its typed error.
 
 Pure (no I/O); the error classes and the body parsing continue in `_errors.py`. Every text that
-may echo the key is redacted here before it reaches an error.
+may echo the key is redacted here (`_errors.redact`) before it reaches an error.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from langchain_kimi._errors import (
     KimiTimeoutError,
     error_from_response,
     error_from_stream_payload,
+    redact,
     snippet,
 )
 from langchain_kimi._http.retry import Failure, is_retryable_status, retry_after_seconds
 
 _REQUEST_ID_HEADERS = ("x-request-id", "request-id")
-_REDACTED = "***"
 
 
 def header_request_id(headers: Mapping[str, str]) -> str | None:
@@ -36,15 +36,6 @@ def header_request_id(headers: Mapping[str, str]) -> str | None:
         if value:
             return value
     return None
-
-
-_MIN_REDACTED_LENGTH = 8
-"""Shorter "keys" (test placeholders) are not redacted: replacing every occurrence of a one- or
-two-letter string would corrupt the message (and its classification), and protects nothing."""
-
-
-def redact(text: str, secret: str) -> str:
-    return text.replace(secret, _REDACTED) if len(secret) >= _MIN_REDACTED_LENGTH else text
 
 
 def failure_from_status(
@@ -155,7 +146,7 @@ def is_open_stream(status: int, headers: Mapping[str, str]) -> bool:
     return 200 <= status < 300 and is_event_stream(headers)
 
 
-def settle_reply(
+def judge_reply(
     status: int,
     headers: Mapping[str, str],
     text: str,

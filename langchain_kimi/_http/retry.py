@@ -1,7 +1,7 @@
 """Retrying: which failed attempt is retried, how long to wait, when to move to the fallback.
 
 Pure (no I/O); the transport's sync and async loops share it. What a response means (the body,
-or a `Failure`) is decided in `_http_replies.py`.
+or a `Failure`) is decided in `replies.py`.
 """
 
 from __future__ import annotations

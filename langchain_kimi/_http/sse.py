@@ -6,7 +6,7 @@ Why not a library: the event stream is parsed at the byte level so that
 - a line ends at CR, LF or CRLF, and a CR at the end of a read already ends its line (a stream cut
   right after an event's final CR keeps that event);
 - the reader knows when an event is complete, which the between-events deadline needs
-  (`_reading`).
+  (`reading.py`).
 """
 
 from __future__ import annotations

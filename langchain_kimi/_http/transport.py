@@ -29,14 +29,13 @@ import httpx
 from pydantic import SecretStr
 
 from langchain_kimi._errors import KimiError
-from langchain_kimi._http.config import build_headers, encode_body, validate_config
+from langchain_kimi._http.config import build_headers, encode_body, host, validate_config
 from langchain_kimi._http.event_stream import (
     AsyncEventStream,
     EventStream,
     Opened,
     afirst_wanted,
     first_wanted,
-    host,
 )
 from langchain_kimi._http.pool import shared as _pool
 from langchain_kimi._http.pool.admission import AdmittedCall, Permit, outcome_of
@@ -47,7 +46,7 @@ from langchain_kimi._http.replies import (
     failure_before_response,
     header_request_id,
     is_open_stream,
-    settle_reply,
+    judge_reply,
 )
 from langchain_kimi._http.retry import Failure, RetryPlan
 from langchain_kimi._version import __version__
@@ -224,7 +223,9 @@ class Transport:
             client.cookies.set_cookie_header(request)
         return request
 
-    def _unreadable(self, exc: httpx.DecodingError, base: str, *, stream: bool = True) -> KimiError:
+    def _undecodable(
+        self, exc: httpx.DecodingError, base: str, *, stream: bool = True
+    ) -> KimiError:
         return error_after_response(exc, host(base), secret=self._secret, streaming=stream)
 
     def _attempt_done(
@@ -236,7 +237,7 @@ class Transport:
         *,
         stream: bool,
     ) -> JsonReply | Failure:
-        settled = settle_reply(
+        judged = judge_reply(
             response.status_code,
             response.headers,
             text,
@@ -245,9 +246,9 @@ class Transport:
             stream=stream,
             secret=self._secret,
         )
-        if isinstance(settled, Failure):
-            return settled
-        return JsonReply(settled, base, header_request_id(response.headers), response.status_code)
+        if isinstance(judged, Failure):
+            return judged
+        return JsonReply(judged, base, header_request_id(response.headers), response.status_code)
 
     # -- sync I/O --------------------------------------------------------------------------------
 
@@ -261,7 +262,7 @@ class Transport:
             return failure_before_response(exc, host(base), secret=self._secret)
         except httpx.DecodingError as exc:
             return Failure(
-                self._unreadable(exc, base, stream=stream), retryable=False, fallback=False
+                self._undecodable(exc, base, stream=stream), retryable=False, fallback=False
             )
         if stream and is_open_stream(response.status_code, response.headers):
             events = iter_events(response, self._config.timeout.read)
@@ -270,7 +271,7 @@ class Transport:
             except httpx.TransportError as exc:
                 failure = failure_before_response(exc, host(base), secret=self._secret)
             except httpx.DecodingError as exc:
-                failure = Failure(self._unreadable(exc, base), retryable=False, fallback=False)
+                failure = Failure(self._undecodable(exc, base), retryable=False, fallback=False)
             except BaseException:  # interrupted while waiting for the first event
                 response.close()
                 raise
@@ -342,7 +343,7 @@ class Transport:
             return failure_before_response(exc, host(base), secret=self._secret)
         except httpx.DecodingError as exc:
             return Failure(
-                self._unreadable(exc, base, stream=stream), retryable=False, fallback=False
+                self._undecodable(exc, base, stream=stream), retryable=False, fallback=False
             )
         if stream and is_open_stream(response.status_code, response.headers):
             events = aiter_events(response, self._config.timeout.read)
@@ -351,7 +352,7 @@ class Transport:
             except httpx.TransportError as exc:
                 failure = failure_before_response(exc, host(base), secret=self._secret)
             except httpx.DecodingError as exc:
-                failure = Failure(self._unreadable(exc, base), retryable=False, fallback=False)
+                failure = Failure(self._undecodable(exc, base), retryable=False, fallback=False)
             except BaseException:  # cancelled while waiting for the first event
                 await response.aclose()
                 raise

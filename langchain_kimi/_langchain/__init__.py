@@ -1,1 +1,2 @@
-"""_langchain: see docs/internals.md."""
+"""The LangChain-facing helpers of ChatKimi: structured output, strict schemas, the content-block
+translator, the token estimate, constructor arguments (docs/internals.md)."""

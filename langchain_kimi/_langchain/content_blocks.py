@@ -3,14 +3,14 @@
 Registered for ``response_metadata["model_provider"] == "kimi"``. The input is an AIMessage
 shaped as ``docs/internals.md`` describes (text in ``content``, reasoning in
 ``additional_kwargs["reasoning_content"]``, raw protocol data written by each adapter). This module
-is the protocol-neutral part; each protocol's half (``protocols/<protocol>/content_blocks.py``)
-turns its own raw data into blocks, in the order the model produced them.
+registers the translator and picks each protocol's half (``protocols/<protocol>/content_blocks.py``,
+built with the shared pieces of ``protocols/blocks.py``), which turns its own raw data into blocks,
+in the order the model produced them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
-from typing import Any, cast
+from collections.abc import Iterator
 
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages import content as types
@@ -18,12 +18,8 @@ from langchain_core.messages.block_translators import get_translator, register_t
 
 from langchain_kimi._contract import ANTHROPIC_BLOCKS, PROVIDER, content_text, reasoning_text
 from langchain_kimi._request.profiles import PROTOCOLS, Protocol
-
-# Streaming indices. String indices starting with "lc_" are merged by langchain-core when v1
-# chunks are added together, and never collide with the integer indices of tool call chunks
-# (anthropic content-block index / openai tool-call index).
-REASONING_INDEX = "lc_rs_0"
-_TEXT_INDEX = "lc_txt_0"
+from langchain_kimi.protocols import adapter
+from langchain_kimi.protocols.blocks import REASONING_INDEX, TEXT_INDEX, with_index
 
 
 def _protocol_of(message: AIMessage) -> Protocol:
@@ -31,42 +27,6 @@ def _protocol_of(message: AIMessage) -> Protocol:
     if protocol is None:  # a message built by hand: its raw data tells
         return "anthropic" if ANTHROPIC_BLOCKS in message.additional_kwargs else "openai"
     return "anthropic" if protocol == "anthropic" else "openai"
-
-
-# --- building blocks shared by both halves ---------------------------------------------------
-
-
-def text_block(text: str) -> types.TextContentBlock:
-    return {"type": "text", "text": text}
-
-
-def tool_call_block(call: Any) -> types.ToolCall:
-    return {"type": "tool_call", "name": call["name"], "args": call["args"], "id": call.get("id")}
-
-
-def _invalid_tool_call_block(call: Any) -> types.InvalidToolCall:
-    return {
-        "type": "invalid_tool_call",
-        "name": call.get("name"),
-        "args": call.get("args"),
-        "id": call.get("id"),
-        "error": call.get("error"),
-    }
-
-
-def calls_blocks(message: AIMessage, skip: Collection[Any] = ()) -> Iterator[types.ContentBlock]:
-    """The message's tool calls (but those whose id is in `skip`), then its invalid ones."""
-    for call in message.tool_calls:
-        if call.get("id") not in skip:
-            yield tool_call_block(call)
-    for invalid in message.invalid_tool_calls:
-        yield _invalid_tool_call_block(invalid)
-
-
-def with_index(block: types.ContentBlock, index: str) -> types.ContentBlock:
-    indexed = cast("dict[str, Any]", dict(block))
-    indexed["index"] = index
-    return cast("types.ContentBlock", indexed)
 
 
 # --- streaming chunks ------------------------------------------------------------------------
@@ -80,7 +40,7 @@ def _index_whole(blocks: list[types.ContentBlock]) -> list[types.ContentBlock]:
         if kind == "reasoning":
             out.append(with_index(block, REASONING_INDEX))
         elif kind == "text":
-            out.append(with_index(block, _TEXT_INDEX))
+            out.append(with_index(block, TEXT_INDEX))
         else:
             out.append(with_index(block, f"lc_{kind}_{position}"))
     return out
@@ -89,14 +49,12 @@ def _index_whole(blocks: list[types.ContentBlock]) -> list[types.ContentBlock]:
 def _iter_chunk_deltas(chunk: AIMessageChunk) -> Iterator[types.ContentBlock]:
     """One streamed delta. Text and reasoning come from the deltas; the complete raw data that
     the decoders emit once only adds what no delta carries (each protocol's half says what)."""
-    from langchain_kimi.protocols import adapter
-
     if reasoning := reasoning_text(chunk):
         yield {"type": "reasoning", "reasoning": reasoning, "index": REASONING_INDEX}
     for protocol in PROTOCOLS:
         yield from adapter(protocol).chunk_blocks(chunk)
     if text := content_text(chunk.content):
-        yield {"type": "text", "text": text, "index": _TEXT_INDEX}
+        yield {"type": "text", "text": text, "index": TEXT_INDEX}
     for piece in chunk.tool_call_chunks:
         tool_chunk: types.ToolCallChunk = {
             "type": "tool_call_chunk",
@@ -114,8 +72,6 @@ def _iter_chunk_deltas(chunk: AIMessageChunk) -> Iterator[types.ContentBlock]:
 
 def translate_content(message: AIMessage) -> list[types.ContentBlock]:
     """Standard blocks of a complete ChatKimi message, in the order the model produced them."""
-    from langchain_kimi.protocols import adapter
-
     return list(adapter(_protocol_of(message)).message_blocks(message))
 
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from langchain_core.exceptions import ModelRefusalError, OutputParserException
-from langchain_core.messages import AIMessageChunk, BaseMessage, BaseMessageChunk
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, BaseMessageChunk
 from langchain_core.output_parsers import (
     JsonOutputKeyToolsParser,
     JsonOutputParser,
@@ -30,51 +30,42 @@ from langchain_core.output_parsers.transform import BaseCumulativeTransformOutpu
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, Generation
 from langchain_core.runnables import Runnable, RunnableLambda, RunnableMap
 from langchain_core.utils.pydantic import is_basemodel_subclass
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 from typing_extensions import is_typeddict
 
 from langchain_kimi._langchain.strict_schema import drop_optional_nulls, make_strict
+from langchain_kimi._request.profiles import Protocol as WireProtocol
 from langchain_kimi._request.profiles import capabilities
-from langchain_kimi._request.tools import schema_name_and_json
+from langchain_kimi._request.tools import schema_parts
 
 if TYPE_CHECKING:
     from langchain_core.language_models import LanguageModelInput
 
-    from langchain_kimi.chat_models import ChatKimi
+
+class StructuredModel(Protocol):
+    """What structured output needs from the chat model (`ChatKimi`): its model x protocol and
+    its two ways of binding a request."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def protocol(self) -> WireProtocol: ...
+
+    def bind(self, **kwargs: Any) -> Runnable[LanguageModelInput, BaseMessage]: ...
+
+    def bind_tools(
+        self,
+        tools: Sequence[Any],
+        *,
+        tool_choice: str | bool | dict[str, Any] | None = None,
+        strict: bool | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]: ...
+
 
 Method = Literal["json_schema", "function_calling", "json_mode"]
 _METHODS: tuple[Method, ...] = ("json_schema", "function_calling", "json_mode")
-
-# --- schemas ----------------------------------------------------------------------------------
-
-
-def schema_parts(schema: dict[str, Any] | type) -> tuple[str, str, dict[str, Any]]:
-    """(name, description, JSON schema) for every schema form `with_structured_output` takes.
-
-    Beyond `_tools.schema_name_and_json`: OpenAI `response_format` dicts (`{"type":
-    "json_schema", "json_schema": {...}}` or `{"name", "schema"}`), and TypedDicts whose
-    `NotRequired` fields langchain-core cannot convert (pydantic's TypeAdapter is used then).
-    """
-    if isinstance(schema, dict):
-        inner = schema.get("json_schema") if schema.get("type") == "json_schema" else schema
-        if isinstance(inner, dict) and "name" in inner and isinstance(inner.get("schema"), dict):
-            body = dict(inner["schema"])
-            return str(inner["name"]), str(inner.get("description") or ""), body
-    try:
-        name, body = schema_name_and_json(schema)
-    except TypeError:
-        if not is_typeddict(schema):
-            raise
-        body = TypeAdapter(schema).json_schema()  # type: ignore[arg-type]
-        name = str(body.get("title") or getattr(schema, "__name__", "output"))
-    body = dict(body)
-    description = str(body.get("description") or "")
-    if isinstance(schema, dict) and schema.get("type") == "function":
-        description = str(schema["function"].get("description") or "")
-    if not body.get("description"):
-        body.pop("description", None)  # langchain-core adds an empty one for undocumented models
-    return name, description, body
-
 
 # --- parsers ----------------------------------------------------------------------------------
 
@@ -209,7 +200,7 @@ class _KeyParser(_FinalParseMixin, JsonOutputKeyToolsParser):
 # --- method selection and the runnable ---------------------------------------------------------
 
 
-def effective_method(model: ChatKimi, schema: object, method: str) -> Method:
+def effective_method(model: StructuredModel, schema: object, method: str) -> Method:
     """The method actually used for `method` on this model x protocol (ValueError if none)."""
     if method not in _METHODS:
         msg = f"method must be one of {', '.join(_METHODS)}; got {method!r}"
@@ -235,7 +226,7 @@ def effective_method(model: ChatKimi, schema: object, method: str) -> Method:
 
 
 def build(
-    model: ChatKimi,
+    model: StructuredModel,
     schema: dict[str, Any] | type | None,
     *,
     method: str,
@@ -327,5 +318,4 @@ __all__ = [
     "effective_method",
     "make_strict",
     "raise_on_refusal",
-    "schema_parts",
 ]

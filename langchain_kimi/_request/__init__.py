@@ -1,1 +1,2 @@
-"""_request: see docs/internals.md."""
+"""What one request asks for, protocol-neutral: capabilities, options, their resolution, tool
+specs (docs/internals.md)."""

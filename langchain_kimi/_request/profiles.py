@@ -8,9 +8,10 @@ documents in ``spec/`` (see ``spec/README.md`` in the shared folder for the Engl
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, replace
 from typing import Any, Literal
+
+from langchain_kimi._warn import warn
 
 Protocol = Literal["openai", "anthropic"]
 PROTOCOLS: tuple[Protocol, ...] = ("openai", "anthropic")
@@ -220,23 +221,35 @@ def capabilities(model: str, protocol: Protocol) -> Capabilities:
         return row
     if model not in _warned_unknown:
         _warned_unknown.add(model)
-        warnings.warn(
+        warn(
             f"Unknown Kimi model id {model!r}: sending it as is, with capability checks off "
-            f"(known models: {', '.join(KNOWN_MODELS)}).",
-            UserWarning,
-            stacklevel=3,
+            f"(known models: {', '.join(KNOWN_MODELS)})."
         )
     return replace(_TABLE[(K31_PRO, protocol)], model=model, known=False)
 
 
-def cache_writes_billed_as_input(model: Any) -> bool:
-    """Whether the model folds cache writes into its plain input (read from a reply's `model`).
+def model_family(model: Any) -> str | None:
+    """The known model an id names: the id itself, or a dated / suffixed id of it
+    (`kimi-k3-0901` -> `kimi-k3`); None for anything else."""
+    if not isinstance(model, str):
+        return None
+    for known in sorted(KNOWN_MODELS, key=len, reverse=True):
+        if model == known or model.startswith(f"{known}-"):
+            return known
+    return None
+
+
+def cache_writes_billed_as_input(reply_model: Any, requested_model: Any = None) -> bool:
+    """Whether the model folds cache writes into its plain input.
 
     001 (kimi-k3 Messages) `input_tokens`: "Tokens de entrada no servidos desde caché" (writes
     included); 004 `cache_write_tokens`: "`kimi-k3` no los distingue y los factura como entrada
-    normal". K3.1 bills them apart (000: "Las tres categorías son excluyentes").
+    normal". K3.1 bills them apart (000: "Las tres categorías son excluyentes"). The reply's
+    `model` decides when it names a known model family (it served the call); otherwise (absent,
+    or a name of no known family) the requested model does.
     """
-    return bool(model == K3)
+    family = model_family(reply_model) or model_family(requested_model)
+    return family == K3
 
 
 def all_rows() -> list[Capabilities]:

@@ -1,14 +1,13 @@
 """Resolve ChatKimi's fields plus one call's kwargs into a validated `RequestOptions`.
 
 Every refusal that depends on the model x protocol lives here, driven by the capability table
-(`_profiles.py`), before any network call, with a `ValueError` that says what to change. The
+(`profiles.py`), before any network call, with a `ValueError` that says what to change. The
 adapters' `build_request` only rejects shapes its wire cannot express.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -31,6 +30,7 @@ from langchain_kimi._request.tools import (
     resolve_tool_choice,
     to_tool_specs,
 )
+from langchain_kimi._warn import warn
 
 # Call kwargs that LangChain or agents pass for tracing/bookkeeping only: never sent.
 _TRACING_ONLY = frozenset({"ls_structured_output_format", "ls_structured_output_format_kwargs"})
@@ -55,11 +55,6 @@ _KNOWN_CALL_KWARGS = frozenset(
         "stream",
     }
 )
-
-
-_CONSTRUCTOR_CALLER = 6
-"""`stacklevel` naming the code that constructed ChatKimi: the check, `resolve_options`,
-`ChatKimi._settle`, pydantic's validator call and `BaseModel.__init__` lie in between."""
 
 
 @dataclass(frozen=True)
@@ -144,8 +139,31 @@ def _check_cache_ttl(value: object, caps: Capabilities) -> str | None:
     return str(value)
 
 
+# What 004 (Chat Completions) says of the sampling fields; the Messages documents (000, 001)
+# have no such fields at all.
+_CHAT_SAMPLING_DOC = {
+    "temperature": "Temperatura de muestreo, fijada por el modelo en `1`",
+    "top_p": "Umbral de muestreo nucleus, fijado por el modelo en `0.95`",
+}
+_K31_IGNORES = "`kimi-k3.1-pro` / `kimi-k3.1-pro-highspeed` lo ignoran automáticamente"
+_K3_REFUSES = "`kimi-k3` devuelve un error para valores no admitidos"
+
+
+def _ignored_sampling_warning(name: str, value: float, caps: Capabilities) -> str:
+    documented = f'004 (Chat Completions): "{_CHAT_SAMPLING_DOC[name]}"'
+    if caps.sampling_on_wire:
+        return (
+            f'{caps.model} ignores {name}; {documented}, "{_K31_IGNORES}". {value} is sent '
+            "and has no effect"
+        )
+    return (
+        f"{caps.model} on the Messages protocol: {name}={value} is not sent, its document "
+        f'names no {name} field. {documented}; "{_K31_IGNORES}"; "{_K3_REFUSES}"'
+    )
+
+
 def _check_sampling(
-    name: str, value: object, fixed: float, caps: Capabilities, *, warn: bool
+    name: str, value: object, fixed: float, caps: Capabilities, *, announce: bool
 ) -> float | None:
     if value is None:
         return None
@@ -155,12 +173,8 @@ def _check_sampling(
     if caps.known and caps.fixed_sampling and value != fixed:
         msg = f"{caps.model} only accepts {name}={fixed} (fixed by the model); got {value}"
         raise ValueError(msg)
-    if warn and caps.known and not caps.fixed_sampling and value != fixed:
-        warnings.warn(
-            f"{caps.model} ignores {name} (fixed at {fixed} by the service); {value} has no effect",
-            UserWarning,
-            stacklevel=_CONSTRUCTOR_CALLER,
-        )
+    if announce and caps.known and not caps.fixed_sampling and value != fixed:
+        warn(_ignored_sampling_warning(name, value, caps))
     return float(value) if caps.sampling_on_wire else None
 
 
@@ -174,9 +188,9 @@ def _sampling(
     """A call's `temperature` / `top_p` (or the model's own): the model's field was warned
     about once, at construction; a call argument is warned about at the call."""
     value = _first_set(kwargs, name, default=getattr(defaults, name))
-    warn = not defaults_checked or kwargs.get(name) is not None
+    announce = not defaults_checked or kwargs.get(name) is not None
     fixed = caps.fixed_temperature if name == "temperature" else caps.fixed_top_p
-    return _check_sampling(name, value, fixed, caps, warn=warn)
+    return _check_sampling(name, value, fixed, caps, announce=announce)
 
 
 def _check_tools(specs: tuple[ToolSpec, ...], caps: Capabilities) -> None:
@@ -236,11 +250,9 @@ def _warn_parallel(value: object) -> None:
     global _parallel_warned
     if value is False and not _parallel_warned:
         _parallel_warned = True
-        warnings.warn(
+        warn(
             "parallel_tool_calls=False has no documented field on either Kimi protocol and is "
-            "not sent; the model may still return several tool calls",
-            UserWarning,
-            stacklevel=_CONSTRUCTOR_CALLER,
+            "not sent; the model may still return several tool calls"
         )
 
 

@@ -8,13 +8,13 @@ gateway's built-in web search in any of its spellings (`"web_search"`, `{"type":
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_json_schema, convert_to_openai_tool
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
+from typing_extensions import is_typeddict
 
 from langchain_kimi._request.options import (
     FunctionToolSpec,
@@ -23,6 +23,7 @@ from langchain_kimi._request.options import (
     ToolSpec,
     WebSearchToolSpec,
 )
+from langchain_kimi._warn import warn
 
 ToolLike = dict[str, Any] | type | Callable[..., Any] | BaseTool | str
 _ANTHROPIC_WEB_SEARCH_PREFIX = "web_search_"
@@ -48,24 +49,33 @@ _MESSAGES_WEB_SEARCH_FORM = (
 def _web_search_spec(tool: str | dict[str, Any]) -> WebSearchToolSpec:
     if isinstance(tool, str):
         return WebSearchToolSpec()
+    # An option given as None is absent: Anthropic's SDK types and pydantic-ai spell the tool
+    # with every option present (`"allowed_domains": None`, ...).
+    tool = {key: value for key, value in tool.items() if value is not None}
     max_uses = tool.get("max_uses")
-    bad_max_uses = max_uses is not None and (
+    messages_form = tool.get("type", "").startswith(_ANTHROPIC_WEB_SEARCH_PREFIX)
+    if max_uses is not None and (
         isinstance(max_uses, bool) or not isinstance(max_uses, int) or max_uses < 1
-    )
-    if not tool.get("type", "").startswith(_ANTHROPIC_WEB_SEARCH_PREFIX):
-        if bad_max_uses:
-            msg = f"web_search max_uses must be a positive integer, got {max_uses!r}"
-            raise ValueError(msg)
+    ):
+        msg = f"web_search max_uses must be a positive integer, got {max_uses!r}"
+        if messages_form:
+            msg += f"; the documented form is {_MESSAGES_WEB_SEARCH_FORM}"
+        raise ValueError(msg)
+    if not messages_form:
         return WebSearchToolSpec(max_uses=max_uses)
-    # The Messages form is sent verbatim, so it must be exactly 000's WebSearchTool: `type` and
+    # The Messages form is sent as given, so it must be exactly 000's WebSearchTool: `type` and
     # `name` enums, `max_uses` ("Máximo de búsquedas permitidas en esta respuesta"), nothing else.
     fixed = {key: tool.get(key) for key in _MESSAGES_WEB_SEARCH}
     extra = sorted(set(tool) - {*_MESSAGES_WEB_SEARCH, "max_uses"})
-    if fixed != _MESSAGES_WEB_SEARCH or extra or bad_max_uses:
+    if extra:
+        msg = f"web search option {', '.join(map(repr, extra))} is not documented; "
+        msg += f"the documented form is {_MESSAGES_WEB_SEARCH_FORM}"
+        raise ValueError(msg)
+    if fixed != _MESSAGES_WEB_SEARCH:
         msg = f"unsupported web search tool {tool!r}; the documented form is "
         msg += _MESSAGES_WEB_SEARCH_FORM
         raise ValueError(msg)
-    return WebSearchToolSpec(max_uses=max_uses, raw=dict(tool))
+    return WebSearchToolSpec(max_uses=max_uses, raw=tool)
 
 
 def _check_parameters(name: str, parameters: object) -> dict[str, Any]:
@@ -127,11 +137,7 @@ def to_tool_specs(tools: Sequence[ToolLike], *, strict: bool | None = None) -> t
                 # The same tool given twice (e.g. a pydantic model and its JSON schema): the
                 # wire needs unique names, so the first declaration wins.
                 if seen != spec:
-                    warnings.warn(
-                        f"two tools are named {spec.name!r}; sending only the first",
-                        UserWarning,
-                        stacklevel=3,
-                    )
+                    warn(f"two tools are named {spec.name!r}; sending only the first")
                 continue
             by_name[spec.name] = spec
         elif any(isinstance(s, WebSearchToolSpec) for s in specs):
@@ -208,6 +214,34 @@ def schema_name_and_json(schema: dict[str, Any] | type) -> tuple[str, dict[str, 
     json_schema = convert_to_json_schema(schema)
     title = json_schema.get("title") or getattr(schema, "__name__", None) or "output"
     return str(title), json_schema
+
+
+def schema_parts(schema: dict[str, Any] | type) -> tuple[str, str, dict[str, Any]]:
+    """(name, description, JSON schema) for every schema form `with_structured_output` takes.
+
+    Beyond `schema_name_and_json`: OpenAI `response_format` dicts (`{"type":
+    "json_schema", "json_schema": {...}}` or `{"name", "schema"}`), and TypedDicts whose
+    `NotRequired` fields langchain-core cannot convert (pydantic's TypeAdapter is used then).
+    """
+    if isinstance(schema, dict):
+        inner = schema.get("json_schema") if schema.get("type") == "json_schema" else schema
+        if isinstance(inner, dict) and "name" in inner and isinstance(inner.get("schema"), dict):
+            body = dict(inner["schema"])
+            return str(inner["name"]), str(inner.get("description") or ""), body
+    try:
+        name, body = schema_name_and_json(schema)
+    except TypeError:
+        if not is_typeddict(schema):
+            raise
+        body = TypeAdapter(schema).json_schema()  # type: ignore[arg-type]
+        name = str(body.get("title") or getattr(schema, "__name__", "output"))
+    body = dict(body)
+    description = str(body.get("description") or "")
+    if isinstance(schema, dict) and schema.get("type") == "function":
+        description = str(schema["function"].get("description") or "")
+    if not body.get("description"):
+        body.pop("description", None)  # langchain-core adds an empty one for undocumented models
+    return name, description, body
 
 
 def output_format_from_response_format(value: object) -> OutputFormat | None:

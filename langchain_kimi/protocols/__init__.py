@@ -5,7 +5,7 @@ its `ProtocolAdapter`. Both subpackages have the same file roles (a reader who k
 other):
 
 - ``request.py``: ``build_request(messages, options) -> dict``, the JSON body (no I/O); it refuses
-  only shapes the wire cannot express (capability refusals live in `_resolve.py`).
+  only shapes the wire cannot express (capability refusals live in `_request/resolve.py`).
 - ``content.py``: LangChain message content -> the wire's content (user parts, tool results,
   assistant replay).
 - ``response.py``: ``parse_response(body) -> AIMessage`` for a non-streaming reply.
@@ -18,110 +18,23 @@ other):
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from langchain_kimi._request.profiles import Protocol
+from langchain_kimi.protocols.anthropic_messages import ADAPTER as _ANTHROPIC
+from langchain_kimi.protocols.interfaces import (
+    CallRounds,
+    FollowUp,
+    ProtocolAdapter,
+    SingleRound,
+    StreamDecoder,
+)
+from langchain_kimi.protocols.openai_chat import ADAPTER as _OPENAI
 
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-from langchain_core.messages import content as types
-
-from langchain_kimi._request.options import RequestOptions
-
-_PACKAGES = {"anthropic": "anthropic_messages", "openai": "openai_chat"}
-
-
-class StreamDecoder(Protocol):
-    """Turns SSE events of one response into chunks; no I/O."""
-
-    def feed(self, event: str, data: str) -> list[AIMessageChunk]: ...
-
-    def finish(self) -> list[AIMessageChunk]: ...
-
-    @property
-    def ended(self) -> bool:
-        """Whether the protocol's end event arrived: the reply is complete, nothing after it
-        belongs to it (the stream plan stops reading there)."""
-        ...
-
-    def reply(self) -> dict[str, Any]:
-        """The reply decoded so far, shaped as the protocol's non-streamed response body."""
-        ...
+_ADAPTERS: dict[Protocol, ProtocolAdapter] = {"anthropic": _ANTHROPIC, "openai": _OPENAI}
 
 
-@dataclass(frozen=True)
-class FollowUp:
-    """A reply that is not the answer yet: post `body` next.
-
-    `chunk` is what a stream emits for the round that just ended (its raw data, so that the
-    aggregated stream equals the invoke result).
-    """
-
-    body: dict[str, Any]
-    chunk: AIMessageChunk
+def adapter(protocol: Protocol) -> ProtocolAdapter:
+    """The adapter of `"openai"` or `"anthropic"`."""
+    return _ADAPTERS[protocol]
 
 
-class CallRounds(Protocol):
-    """The rounds of one call, as its protocol runs them. Most calls are one round.
-
-    The plans in `_rounds.py` drive this for invoke and stream alike: a decoder per streamed
-    round, then "given the body sent and the reply, the follow-up or None", then the final
-    message (or last chunk) completed with what the earlier rounds contributed. A decoder is
-    made here so a protocol decides per round how its replies are read (and where they end).
-    """
-
-    def new_decoder(self) -> StreamDecoder: ...
-
-    def follow_up(self, sent: dict[str, Any], reply: dict[str, Any]) -> FollowUp | None: ...
-
-    def final_message(self, message: AIMessage, reply: dict[str, Any]) -> AIMessage: ...
-
-    def final_chunk(self, chunk: AIMessageChunk, reply: dict[str, Any]) -> None: ...
-
-
-class SingleRound:
-    """A call of one request: the reply is the answer."""
-
-    def __init__(self, new_decoder: Callable[[], StreamDecoder]) -> None:
-        self._new_decoder = new_decoder
-
-    def new_decoder(self) -> StreamDecoder:
-        return self._new_decoder()
-
-    def follow_up(self, sent: dict[str, Any], reply: dict[str, Any]) -> FollowUp | None:
-        return None
-
-    def final_message(self, message: AIMessage, reply: dict[str, Any]) -> AIMessage:
-        return message
-
-    def final_chunk(self, chunk: AIMessageChunk, reply: dict[str, Any]) -> None:
-        return None
-
-
-BlockTranslation = Callable[[Any], Iterator[types.ContentBlock]]
-
-
-@dataclass(frozen=True)
-class ProtocolAdapter:
-    """What ChatKimi needs from a protocol: its path, its pure functions, its round logic."""
-
-    path: str
-    build_request: Callable[[Sequence[BaseMessage], RequestOptions], dict[str, Any]]
-    parse_response: Callable[[dict[str, Any]], AIMessage]
-    new_decoder: Callable[[], StreamDecoder]
-    new_rounds: Callable[[RequestOptions, int], CallRounds]
-    """`(options, max_rounds)` -> the rounds of one call."""
-    message_blocks: Callable[[AIMessage], Iterator[types.ContentBlock]]
-    """Standard content blocks of a complete message from this protocol."""
-    chunk_blocks: Callable[[AIMessageChunk], Iterator[types.ContentBlock]]
-    """Standard blocks for the raw data a streamed chunk of this protocol carries."""
-    bad_field: Callable[[str | None, Any], str | None]
-    """Names the field of a reply (event None) or stream event payload the parser could not
-    read; only asked after a parser failed (the plan's guard, `_rounds`)."""
-
-
-def adapter(protocol: str) -> ProtocolAdapter:
-    """The adapter of `"openai"` or `"anthropic"` (imported on first use)."""
-    module = importlib.import_module(f"{__name__}.{_PACKAGES[protocol]}")
-    found: ProtocolAdapter = module.ADAPTER
-    return found
+__all__ = ["CallRounds", "FollowUp", "ProtocolAdapter", "SingleRound", "StreamDecoder", "adapter"]

@@ -1,6 +1,6 @@
 """Which field of a reply has the wrong shape: the diagnosis behind "the reply could not be read".
 
-Parsers stay lenient and fast; only when one fails does the call's guard (`_rounds`) ask this
+Parsers stay lenient and fast; only when one fails does the call's guard (`_call/plans.py`) ask this
 module where the reply departs from the shape the protocol documents, to name that field.
 
 A shape is written like the JSON it describes: a dict of field shapes (an object; other keys are

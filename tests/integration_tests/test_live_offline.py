@@ -79,6 +79,14 @@ def test_without_a_key_live_prints_the_plan_and_sends_nothing(tmp_path: Path) ->
     assert report == {}
 
 
+def test_a_padded_key_stops_live_before_sending(tmp_path: Path) -> None:
+    code, report, output = _live(tmp_path, frozenset({"unauthorized"}), key=f" {KEY}\n")
+    assert code == 2
+    assert output.startswith("EVOLINK_API_KEY has surrounding whitespace: remove it.")
+    assert KEY not in output
+    assert report == {}
+
+
 def test_faithful_gateway_gives_a_clean_report(faithful: tuple[int, dict[str, Any], Path]) -> None:
     code, report, _ = faithful
     assert report["findings"] == []
@@ -98,14 +106,33 @@ def test_faithful_gateway_answers_the_questions_as_the_documents_do(
     stop = cassette_format.load_interactions(
         str(loopback.CASSETTE_ROOT / "features_cassettes/anthropic_stop.yaml")
     )[0]["response"]["body"]["json"]
+    verdict = "yes" if stop["stop_reason"] == "stop_sequence" else "no"
     assert answers["stop-sequence-reason"] == (
-        f"stop_reason={stop['stop_reason']}, stop_sequence={stop['stop_sequence']}"
+        f"{verdict}: stop_reason={stop['stop_reason']}, stop_sequence={stop['stop_sequence']}"
     )
     assert answers["messages-stream-end"].startswith("yes")
-    assert answers["chat-stream-usage"] == "a trailing chunk (empty choices)"
+    assert answers["chat-stream-usage"] == "; ".join(
+        f"{model}: yes, in a trailing chunk (empty choices)"
+        for model in ("kimi-k3.1-pro", "kimi-k3.1-pro-highspeed", "kimi-k3")
+    )
     for status in ("400", "401"):
         assert answers[f"error-{status}"].count(f"HTTP {status}") == 2
+    assert answers["error-429"] == "not observed in this run"
     assert answers["fallback"] == "not in play (custom base URL)"
+    # The loopback gateway names the requested model and checks the schema only.
+    assert answers["reply-model-echo"].startswith("yes, exactly")
+    assert answers["anthropic-version"] == (
+        "no: without it accepted (200); with 2023-06-01 accepted (200)"
+    )
+    assert answers["output-format-non-strict"] == (
+        "strict: accepted (200), reply is not JSON; non-strict: accepted (200), reply is not JSON"
+    )
+    assert answers["k3-tool-blocks-without-tools"].count("accepted (200)") == 2
+    assert answers["tools-omit-history-tools"].count("accepted (200)") == 4
+    assert answers["web-search-limit-answer"].startswith(
+        "accepted, answered without searching (finish_reason=stop); billing: prompt_tokens 40 "
+    )
+    assert answers["max-tokens-near-full-context"].startswith("not asked: needs --costly")
 
 
 def test_deviating_gateway_is_reported_with_exactly_the_injected_deviations(

@@ -69,7 +69,8 @@ class _Server(ThreadingHTTPServer):
 def serving() -> Iterator[str]:
     """The server's base URL while the block runs."""
     server = _Server(("127.0.0.1", 0), ChatServerHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll interval: shutdown() waits up to one interval for the serving thread.
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

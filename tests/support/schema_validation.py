@@ -38,7 +38,8 @@ def _family(model: str) -> str:
 
 @cache
 def _document(filename: str) -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load((SPEC_DIR / filename).read_text(encoding="utf-8"))
+    text = (SPEC_DIR / filename).read_text(encoding="utf-8")
+    loaded: dict[str, Any] = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     return loaded
 
 

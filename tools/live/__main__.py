@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 
+from langchain_kimi._secrets import Scrubber
 from langchain_kimi.chat_models import DEFAULT_BASE_URL, DOCUMENTED_FALLBACK_URL
 from tests.support.paths import ROOT
 from tools.live import record
@@ -46,6 +47,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-suites", action="store_true", help="only the open questions")
     parser.add_argument(
+        "--costly",
+        action="store_true",
+        help="also ask the questions that need a large billed request (a near-full context)",
+    )
+    parser.add_argument(
         "--timeout-minutes", type=float, default=240, help="bound on the whole suite run"
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the report as JSON")
@@ -65,7 +71,9 @@ def _plan(args: argparse.Namespace, base_url: str, models: list[str], protocols:
             if args.search
             else "; no web search (--search);"
         ),
-        f"- answer {len(QUESTIONS)} open questions (tools/live/questions.py) with raw probes;",
+        f"- answer {len(QUESTIONS)} open questions (tools/live/questions.py) with raw probes"
+        + ("" if args.costly else ", skipping the costly ones (--costly)")
+        + ";",
         "- validate every response (bodies, stream events and their order, error bodies) against spec/;",
     ]
     if args.record:
@@ -123,20 +131,24 @@ def main(argv: list[str] | None = None) -> int:
     base_url = os.environ.get("EVOLINK_BASE_URL") or DEFAULT_BASE_URL
     key = os.environ.get("EVOLINK_API_KEY", "")
     if not key:
-        print(_plan(args, base_url, models, protocols))
+        print(_plan(args, Scrubber.for_key(None, base_url).url(base_url), models, protocols))
         return 0
+    if key != key.strip():
+        # ChatKimi refuses such a key (an HTTP header cannot carry it): nothing would run.
+        print("EVOLINK_API_KEY has surrounding whitespace: remove it. Nothing was sent.")
+        return 2
     fallback = DOCUMENTED_FALLBACK_URL if base_url.rstrip("/") == DEFAULT_BASE_URL else None
     with tempfile.TemporaryDirectory(prefix="kimi-live-") as tmp:
         suites, exchanges = SuiteOutcome(), []
         if not args.no_suites:
             suites, exchanges = _run_suites(args, base_url, models, protocols, Path(tmp))
-    probe = Probe(base_url, key, ExchangeLog(), fallback_url=fallback)
+    probe = Probe(base_url, key, ExchangeLog(), fallback_url=fallback, costly=args.costly)
     try:
         answers = answer_all(probe, exchanges)
     finally:
         probe.close()
     everything = [*exchanges, *probe.log.items]
-    report = Report(base_url, suites, check_all(everything), answers, len(everything))
+    report = Report(base_url, suites, check_all(everything), answers, len(everything), key=key)
     print(render(report))
     if args.json:
         args.json.write_text(json.dumps(report.as_json(), indent=2), encoding="utf-8")

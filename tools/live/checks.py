@@ -93,6 +93,17 @@ def _undocumented(
     return [("undocumented-field", f"{where}.{name}") for name in extra]
 
 
+def _object(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else `{}`: a reply of the wrong shape is a schema finding,
+    never a crash of the checks that read inside it."""
+    return value if isinstance(value, dict) else {}
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    """The JSON objects of a list (nothing if `value` is not a list)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 def _json(text: str) -> Any:
     try:
         return json.loads(text)
@@ -121,7 +132,7 @@ def _body_notes(exchange: Exchange, protocol: str, model: str) -> list[tuple[str
         return notes + _anthropic_usage(body.get("usage"))
     notes += _undocumented(body, protocol, model, "ChatCompletionResponse", "body")
     notes += _undocumented(body.get("usage"), protocol, model, "ChatUsage", "usage")
-    for choice in body.get("choices") or []:
+    for choice in _objects(body.get("choices")):
         notes += _undocumented(choice.get("message"), protocol, model, "ChatMessage", "message")
     return notes + _openai_usage(body.get("usage"))
 
@@ -129,7 +140,7 @@ def _body_notes(exchange: Exchange, protocol: str, model: str) -> list[tuple[str
 def _anthropic_usage(usage: Any) -> list[tuple[str, str]]:
     if not isinstance(usage, dict):
         return []
-    thinking = (usage.get("output_tokens_details") or {}).get("thinking_tokens")
+    thinking = _object(usage.get("output_tokens_details")).get("thinking_tokens")
     output = usage.get("output_tokens")
     if isinstance(thinking, int) and isinstance(output, int) and thinking > output:
         return [("usage-arithmetic", f"thinking_tokens {thinking} > output_tokens {output}")]
@@ -153,7 +164,7 @@ def _openai_usage(usage: Any) -> list[tuple[str, str]]:
                 f"total_tokens {total} != {prompt} prompt + {completion} completion",
             )
         )
-    reasoning = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens")
+    reasoning = _object(usage.get("completion_tokens_details")).get("reasoning_tokens")
     if isinstance(reasoning, int) and isinstance(completion, int) and reasoning > completion:
         notes.append(
             ("usage-arithmetic", f"reasoning_tokens {reasoning} > completion {completion}")
@@ -171,7 +182,7 @@ def _anthropic_stream(exchange: Exchange, model: str) -> list[tuple[str, str]]:
         elif name == "message_start":
             message = payload.get("message")
             notes += _undocumented(message, "anthropic", model, "MessageResponse", "message_start")
-            usage = (message or {}).get("usage")
+            usage = _object(message).get("usage")
             notes += _undocumented(usage, "anthropic", model, "MessageUsage", "message_start.usage")
         elif name == "message_delta":
             usage = payload.get("usage")
@@ -212,7 +223,7 @@ def _openai_stream(exchange: Exchange, model: str) -> list[tuple[str, str]]:
         notes += _undocumented(payload, "openai", model, "ChatCompletionResponse", "chunk")
         notes += _undocumented(payload.get("usage"), "openai", model, "ChatUsage", "chunk.usage")
         notes += _openai_usage(payload.get("usage"))
-        for choice in payload.get("choices") or []:
+        for choice in _objects(payload.get("choices")):
             notes += _undocumented(choice.get("delta"), "openai", model, "ChatMessage", "delta")
             notes += _undocumented(
                 choice.get("usage"), "openai", model, "ChatUsage", "choice.usage"

@@ -18,6 +18,8 @@ from typing import Any
 
 import httpx
 
+from langchain_kimi._secrets import is_credential_name
+
 ENDPOINTS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
 
 
@@ -90,19 +92,17 @@ class ExchangeLog:
 
 
 PLACEHOLDER_AUTH = "Bearer <EVOLINK_API_KEY>"
-_CREDENTIAL_HEADERS = frozenset(
-    {"x-api-key", "api-key", "proxy-authorization", "cookie", "set-cookie"}
-)
 
 
 def scrub_headers(headers: Any) -> dict[str, str]:
-    """Lower-cased headers with every credential gone: the key never leaves this process."""
+    """Lower-cased headers with every credential gone (`Authorization` kept as a placeholder,
+    `Cookie`, `X-Proxy-Token`, `x-api-key`, ... dropped): the key never leaves this process."""
     clean = {}
     for name, value in headers.items():
         lowered = name.lower()
         if lowered == "authorization":
             clean[lowered] = PLACEHOLDER_AUTH
-        elif lowered not in _CREDENTIAL_HEADERS:
+        elif not is_credential_name(lowered):
             clean[lowered] = value
     return clean
 

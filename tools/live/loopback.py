@@ -21,6 +21,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,12 @@ class Script:
         return script
 
 
+@cache
+def _authored_script() -> Script:
+    """Read once per process (seconds of YAML); the gateway never changes it."""
+    return Script.from_cassettes()
+
+
 def canonical_json(body: Any) -> str:
     return json.dumps(body, sort_keys=True, ensure_ascii=False)
 
@@ -105,7 +112,7 @@ class LoopbackGateway:
         if unknown:
             raise ValueError(f"unknown deviations {sorted(unknown)}")
         self.key, self.deviations = key, deviations
-        self.script = Script.from_cassettes()
+        self.script = _authored_script()
         self._ids = itertools.count(1)
 
     def answer(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[Reply, str]:
@@ -224,7 +231,8 @@ def serve(
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll interval: shutdown() waits up to one interval for the serving thread.
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         scheme = "https" if tls is not None else "http"

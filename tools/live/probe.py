@@ -35,10 +35,23 @@ class Probe:
     log: ExchangeLog
     fallback_url: str | None = None
     question: str = ""
+    costly: bool = False
+    """Whether a question may send a large billed request (`./dev live --costly`)."""
     _client: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=TIMEOUT))
 
-    def post(self, protocol: str, body: dict[str, Any], *, key: str | None = None) -> Exchange:
-        headers = {"authorization": f"Bearer {key or self.key}", "content-type": "application/json"}
+    def post(
+        self,
+        protocol: str,
+        body: dict[str, Any],
+        *,
+        key: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Exchange:
+        headers = {
+            **(headers or {}),
+            "authorization": f"Bearer {key or self.key}",
+            "content-type": "application/json",
+        }
         url = self.base_url.rstrip("/") + PATHS[protocol]
         request = self._client.build_request("POST", url, json=body, headers=headers)
         exchange = Exchange(

@@ -8,11 +8,16 @@ suites produced, and returns a one-line answer for the report table.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import jsonschema
+
 from langchain_kimi._contract import FOREIGN_TURN_REASONING
+from langchain_kimi._errors import error_from_response
+from langchain_kimi._request.profiles import KNOWN_MODELS as MODELS
 from langchain_kimi.protocols.openai_chat.web_search import next_body
 from tools.authoring._shared import IMAGE_URL
 from tools.live.checks import stream_payloads
@@ -81,14 +86,20 @@ def messages_stream_end(probe: Probe, exchanges: Sequence[Exchange]) -> str:
 
 
 def stop_sequence_reason(probe: Probe, exchanges: Sequence[Exchange]) -> str:
+    """A K3.1 Messages request whose `stop_sequences` the reply is asked to write (END): which
+    `stop_reason` comes with a match? 000's enum has no `stop_sequence` (end_turn, max_tokens,
+    tool_use, refusal, null), Anthropic's has."""
     exchange = probe.post("anthropic", authored_request("features_cassettes/anthropic_stop.yaml"))
     body = _body(exchange)
     if exchange.status != 200 or not isinstance(body, dict):
         return _outcome(exchange)
-    answer = f"stop_reason={body.get('stop_reason')!s}, stop_sequence={body.get('stop_sequence')!s}"
-    if body.get("stop_reason") == "max_tokens":
+    reason, matched = body.get("stop_reason"), body.get("stop_sequence")
+    answer = f"stop_reason={reason!s}, stop_sequence={matched!s}"
+    if reason == "max_tokens":
         return f"undetermined: the reply hit max_tokens first ({answer})"
-    return answer
+    if matched is None and reason != "stop_sequence":
+        return f"undetermined: no stop sequence reported as matched ({answer})"
+    return f"{'yes' if reason == 'stop_sequence' else 'no'}: {answer}"
 
 
 def k3_cache_writes_in_input(probe: Probe, exchanges: Sequence[Exchange]) -> str:
@@ -120,21 +131,37 @@ def chat_image_url(probe: Probe, exchanges: Sequence[Exchange]) -> str:
     return _outcome(probe.post("openai", body))
 
 
-def chat_stream_usage(probe: Probe, exchanges: Sequence[Exchange]) -> str:
-    probe.post("openai", authored_request("core_cassettes/openai_plain.yaml", 1))
+def _usage_places(exchange: Exchange) -> set[str]:
+    """Where a Chat stream carried `usage`."""
     places: set[str] = set()
-    streams = _streams([*exchanges, *probe.log.items], "openai")
-    for exchange in streams:
-        for _, chunk in stream_payloads(exchange):
-            if not isinstance(chunk, dict):
-                continue
-            if chunk.get("usage") and not chunk.get("choices"):
-                places.add("a trailing chunk (empty choices)")
-            elif chunk.get("usage"):
-                places.add("a chunk with choices")
-            if any(isinstance(c, dict) and c.get("usage") for c in chunk.get("choices") or []):
-                places.add("choices[0].usage")
-    return " and ".join(sorted(places)) or f"nowhere ({len(streams)} streams)"
+    for _, chunk in stream_payloads(exchange):
+        if not isinstance(chunk, dict):
+            continue
+        if chunk.get("usage") and not chunk.get("choices"):
+            places.add("a trailing chunk (empty choices)")
+        elif chunk.get("usage"):
+            places.add("a chunk with choices")
+        choices = chunk.get("choices")
+        if isinstance(choices, list) and any(
+            isinstance(c, dict) and c.get("usage") for c in choices
+        ):
+            places.add("choices[0].usage")
+    return places
+
+
+def chat_stream_usage(probe: Probe, exchanges: Sequence[Exchange]) -> str:
+    """One streamed Chat request per model without `stream_options` (ChatKimi never sends it: 004
+    does not name it): does usage arrive, and where?"""
+    answers = []
+    for model in MODELS:
+        body = {**authored_request("core_cassettes/openai_plain.yaml", 1), "model": model}
+        exchange = probe.post("openai", body)
+        if exchange.status != 200 or not exchange.is_stream:
+            answers.append(f"{model}: {_outcome(exchange)}")
+            continue
+        places = " and ".join(sorted(_usage_places(exchange)))
+        answers.append(f"{model}: {'yes, in ' + places if places else 'no usage'}")
+    return "; ".join(answers)
 
 
 def chat_stop_accepted(probe: Probe, exchanges: Sequence[Exchange]) -> str:
@@ -177,10 +204,19 @@ def error_401(probe: Probe, exchanges: Sequence[Exchange]) -> str:
 
 
 def error_429(probe: Probe, exchanges: Sequence[Exchange]) -> str:
-    seen = [e for e in exchanges if e.status == 429]
+    """Every 429 of the run, body verbatim, under the error ChatKimi makes of it: a rate limit
+    (`KimiRateLimitError`, retried) or an exhausted balance (`KimiQuotaExceededError`, not
+    retried). 004 names both causes under one status; neither can be provoked on purpose without
+    abusing the service or emptying the account, so this reports what the run met."""
+    seen = [e for e in [*exchanges, *probe.log.items] if e.status == 429]
     if not seen:
         return "not observed in this run"
-    return "; ".join(sorted({f"{e.protocol}: {json.dumps(_shape(_body(e)))}" for e in seen}))
+    bodies = {
+        f"{type(error_from_response(429, e.response_body)).__name__} ({e.protocol}): "
+        f"{e.response_body.strip()[:300]}"
+        for e in seen
+    }
+    return "; ".join(sorted(bodies))
 
 
 def fallback_answers(probe: Probe, exchanges: Sequence[Exchange]) -> str:
@@ -194,19 +230,16 @@ def _weather_turns(assistant: dict[str, Any], result: dict[str, Any]) -> list[di
     return [{"role": "user", "content": "Weather in Oslo? Use the tool."}, assistant, result]
 
 
-_WEATHER_TOOL_CHAT = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Weather for a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-    },
-}
-_WEATHER_TOOL_MESSAGES = {
-    "name": "get_weather",
-    "description": "Weather for a city.",
-    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
-}
+def _city_tool(name: str, description: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One tool taking a city, as Messages declares it and as Chat does."""
+    parameters = {"type": "object", "properties": {"city": {"type": "string"}}}
+    function = {"name": name, "description": description, "parameters": parameters}
+    messages = {"name": name, "description": description, "input_schema": parameters}
+    return messages, {"type": "function", "function": function}
+
+
+_WEATHER_TOOL_MESSAGES, _WEATHER_TOOL_CHAT = _city_tool("get_weather", "Weather for a city.")
+_TIME_TOOL_MESSAGES, _TIME_TOOL_CHAT = _city_tool("get_time", "Local time in a city.")
 
 
 def chat_tool_turn_without_reasoning(probe: Probe, exchanges: Sequence[Exchange]) -> str:
@@ -271,8 +304,235 @@ def web_search_limit_answer(probe: Probe, exchanges: Sequence[Exchange]) -> str:
     calls = (choice.get("message") or {}).get("tool_calls") or []
     searches = sum(c.get("type") == "builtin_function" for c in calls)
     if searches:
-        return f"accepted, but the model asked to search again ({searches} call(s))"
-    return f"accepted, answered without searching (finish_reason={choice.get('finish_reason')})"
+        verdict = f"accepted, but the model asked to search again ({searches} call(s))"
+    else:
+        verdict = (
+            f"accepted, answered without searching (finish_reason={choice.get('finish_reason')})"
+        )
+    # The same follow-up with the arguments echoed (what runs the search): the difference in
+    # prompt_tokens is what the search's results cost, and on which request it is billed.
+    searched = probe.post("openai", next_body(sent, assistant))
+    return f"{verdict}; billing: {_search_billing(first, second, searched)}"
+
+
+def _prompt_tokens(exchange: Exchange) -> int | None:
+    body = _body(exchange)
+    usage = body.get("usage") if isinstance(body, dict) else None
+    tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    return tokens if isinstance(tokens, int) else None
+
+
+def _search_billing(first: Exchange, stand_in: Exchange, searched: Exchange) -> str:
+    counts = [_prompt_tokens(e) for e in (first, stand_in, searched)]
+    if searched.status != 200 or None in counts:
+        return f"undetermined (with the arguments: {_outcome(searched)})"
+    asked, declined, ran = counts
+    return (
+        f"prompt_tokens {asked} for the request that asked to search, {declined} for the "
+        f"follow-up with the stand-in, {ran} for the follow-up with the arguments "
+        f"({ran - declined:+d}: the results are billed as input of the request that answers "
+        "the call with its arguments)"
+        if ran != declined
+        else f"prompt_tokens {asked} / {declined} / {ran}: the follow-up with the arguments "
+        "costs no more input than the stand-in (the search is not billed as prompt tokens)"
+    )
+
+
+def _reply_model(exchange: Exchange) -> str | None:
+    """The model a reply names: the body's, `message_start`'s, or the first chunk's."""
+    if not exchange.is_stream:
+        body = _body(exchange)
+        return str(body["model"]) if isinstance(body, dict) and "model" in body else None
+    for _, payload in stream_payloads(exchange):
+        if not isinstance(payload, dict):
+            continue
+        message = payload.get("message")
+        named = message.get("model") if isinstance(message, dict) else payload.get("model")
+        if named is not None:
+            return str(named)
+    return None
+
+
+def reply_model_echo(probe: Probe, exchanges: Sequence[Exchange]) -> str:
+    """Every successful reply of the run (suites and probes) against the `model` it was asked
+    for; one small request per model x protocol the run had not covered yet."""
+    covered = {(e.model, e.protocol) for e in [*exchanges, *probe.log.items] if e.status == 200}
+    for model in MODELS:
+        for protocol, cassette in (
+            ("anthropic", "core_cassettes/anthropic_plain.yaml"),
+            ("openai", "core_cassettes/openai_plain.yaml"),
+        ):
+            if (model, protocol) not in covered:
+                probe.post(protocol, {**authored_request(cassette), "model": model})
+    pairs = Counter(
+        (e.protocol, e.model, _reply_model(e))
+        for e in [*exchanges, *probe.log.items]
+        if e.status == 200 and e.protocol is not None
+    )
+    differing = sorted(
+        f"{protocol} {asked} -> {named}" for protocol, asked, named in pairs if asked != named
+    )
+    total = sum(pairs.values())
+    if not differing:
+        return (
+            f"yes, exactly ({total} replies, {len({(p, a) for p, a, _ in pairs})} model x protocol)"
+        )
+    return f"no: {', '.join(differing)} ({total} replies)"
+
+
+def anthropic_version(probe: Probe, exchanges: Sequence[Exchange]) -> str:
+    """The same Messages request without and with `anthropic-version: 2023-06-01` (Anthropic
+    requires the header; 000 / 001 do not name it, and ChatKimi does not send it)."""
+    body = authored_request("core_cassettes/anthropic_plain.yaml")
+    without = probe.post("anthropic", body)
+    with_header = probe.post("anthropic", body, headers={"anthropic-version": "2023-06-01"})
+    needed = without.status != 200 and with_header.status == 200
+    return (
+        f"{'yes' if needed else 'no'}: without it {_outcome(without)}; "
+        f"with 2023-06-01 {_outcome(with_header)}"
+    )
+
+
+_CITY_PROPERTIES = {"city": {"type": "string"}, "population": {"type": "integer"}}
+_STRICT_SCHEMA = {
+    "type": "object",
+    "properties": _CITY_PROPERTIES,
+    "required": ["city", "population"],
+    "additionalProperties": False,
+}
+_NON_STRICT_SCHEMA = {"type": "object", "properties": _CITY_PROPERTIES, "required": ["city"]}
+"""Not strict: an optional property, and `additionalProperties` left open."""
+
+
+def _json_reply(exchange: Exchange, schema: dict[str, Any]) -> str:
+    body = _body(exchange)
+    blocks = body.get("content") if isinstance(body, dict) else None
+    text = "".join(
+        str(b.get("text")) for b in blocks or [] if isinstance(b, dict) and b.get("type") == "text"
+    )
+    try:
+        jsonschema.validate(json.loads(text), schema)
+    except ValueError:
+        return "reply is not JSON"
+    except jsonschema.ValidationError as exc:
+        return f"reply breaks the schema ({exc.message[:60]})"
+    return "reply matches the schema"
+
+
+def output_format_non_strict(probe: Probe, exchanges: Sequence[Exchange]) -> str:
+    """K3.1 Messages `output_config.format` with a strict schema (control) and a non-strict one;
+    000 calls the feature strict structured output and shows `additionalProperties: false`."""
+    outcomes = []
+    for label, schema in (("strict", _STRICT_SCHEMA), ("non-strict", _NON_STRICT_SCHEMA)):
+        body = {
+            "model": "kimi-k3.1-pro",
+            "max_tokens": 2048,
+            "messages": [{"role": "user", "content": "Name one large city in Portugal, as JSON."}],
+            "output_config": {"format": {"type": "json_schema", "schema": schema}},
+        }
+        exchange = probe.post("anthropic", body)
+        detail = f", {_json_reply(exchange, schema)}" if exchange.status == 200 else ""
+        outcomes.append(f"{label}: {_outcome(exchange)}{detail}")
+    return "; ".join(outcomes)
+
+
+def _messages_weather_history(model: str) -> dict[str, Any]:
+    """A Messages body whose history used get_weather (with the placeholder thinking ChatKimi
+    sends for a turn it has no reasoning for), and no `tools`."""
+    use = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Oslo"}}
+    thinking = {"type": "thinking", "thinking": PLACEHOLDER_REASONING}
+    result = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "12°C, rain"}],
+    }
+    turns = _weather_turns({"role": "assistant", "content": [thinking, use]}, result)
+    return {"model": model, "max_tokens": 2048, "messages": turns}
+
+
+def _chat_weather_history(model: str) -> dict[str, Any]:
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+    }
+    assistant = {
+        "role": "assistant",
+        "content": "",
+        "reasoning_content": PLACEHOLDER_REASONING,
+        "tool_calls": [call],
+    }
+    result = {"role": "tool", "tool_call_id": "call_1", "content": "12°C, rain"}
+    return {"model": model, "messages": _weather_turns(assistant, result)}
+
+
+def k3_tool_blocks_without_tools(probe: Probe, exchanges: Sequence[Exchange]) -> str:
+    """kimi-k3 Messages with tool_use / tool_result blocks in the history: with `tools` (control)
+    and without (what `tool_choice="none"` used to send, 001 having no `none`)."""
+    body = _messages_weather_history("kimi-k3")
+    with_tools = probe.post("anthropic", {**body, "tools": [_WEATHER_TOOL_MESSAGES]})
+    without = probe.post("anthropic", body)
+    return f"with tools: {_outcome(with_tools)}; without tools: {_outcome(without)}"
+
+
+def tools_omit_history_tools(probe: Probe, exchanges: Sequence[Exchange]) -> str:
+    """kimi-k3.1-pro, both protocols: a history that used get_weather, with `tools` declaring it
+    (control) and with `tools` declaring only another tool."""
+    outcomes = []
+    for protocol, body, weather, other in (
+        (
+            "anthropic",
+            _messages_weather_history("kimi-k3.1-pro"),
+            _WEATHER_TOOL_MESSAGES,
+            _TIME_TOOL_MESSAGES,
+        ),
+        ("openai", _chat_weather_history("kimi-k3.1-pro"), _WEATHER_TOOL_CHAT, _TIME_TOOL_CHAT),
+    ):
+        declared = probe.post(protocol, {**body, "tools": [weather, other]})
+        omitted = probe.post(protocol, {**body, "tools": [other]})
+        outcomes.append(f"{protocol}: declared {_outcome(declared)}, omitted {_outcome(omitted)}")
+    return "; ".join(outcomes)
+
+
+CONTEXT_WINDOW = 1_048_576
+MESSAGES_MAX_TOKENS = 131_072
+"""What ChatKimi sends as `max_tokens` on Messages when the caller sets none."""
+_FILLER = "Reference notes, repeated to fill the context window. "
+_CALIBRATION_REPEATS = 1000
+
+
+def max_tokens_near_full_context(probe: Probe, exchanges: Sequence[Exchange]) -> str:
+    """Costly: a K3.1 Messages prompt of about 983,000 tokens (halfway between 1,048,576 −
+    131,072 and 1,048,576) with `max_tokens` 131,072, so input + max_tokens exceeds the window
+    while the input alone fits. A small request first measures the tokens of the filler."""
+    if not probe.costly:
+        return "not asked: needs --costly (one billed prompt of about 983,000 tokens)"
+
+    def body(repeats: int, max_tokens: int) -> dict[str, Any]:
+        content = _FILLER * repeats + "Reply with OK."
+        return {
+            "model": "kimi-k3.1-pro",
+            "max_tokens": max_tokens,
+            "messages": [{"role": "user", "content": content}],
+        }
+
+    calibration = probe.post("anthropic", body(_CALIBRATION_REPEATS, 16))
+    usage = _body(calibration).get("usage") if calibration.status == 200 else None
+    measured = usage.get("input_tokens") if isinstance(usage, dict) else None
+    per_repeat = measured / _CALIBRATION_REPEATS if isinstance(measured, int) else 0.0
+    # A tokenizer gives between one token per character and one per eight characters.
+    if not len(_FILLER) / 8 <= per_repeat <= len(_FILLER):
+        return f"undetermined: the calibration request gave input_tokens={measured}"
+    target = CONTEXT_WINDOW - MESSAGES_MAX_TOKENS // 2
+    exchange = probe.post("anthropic", body(int(target / per_repeat), MESSAGES_MAX_TOKENS))
+    reply = _body(exchange)
+    if exchange.status != 200 or not isinstance(reply, dict):
+        return f"refused: {_outcome(exchange)}"
+    usage = reply.get("usage") or {}
+    return (
+        f"accepted, not refused: input_tokens={usage.get('input_tokens')} + max_tokens "
+        f"{MESSAGES_MAX_TOKENS} > {CONTEXT_WINDOW}; output_tokens={usage.get('output_tokens')}, "
+        f"stop_reason={reply.get('stop_reason')}"
+    )
 
 
 QUESTIONS: tuple[Question, ...] = (
@@ -283,7 +543,7 @@ QUESTIONS: tuple[Question, ...] = (
     ),
     Question(
         "stop-sequence-reason",
-        "Which stop_reason does a stop-sequence match give (Messages)?",
+        "Messages: is stop_reason `stop_sequence` when a stop sequence matches?",
         stop_sequence_reason,
     ),
     Question(
@@ -296,13 +556,17 @@ QUESTIONS: tuple[Question, ...] = (
     ),
     Question(
         "chat-stream-usage",
-        "Where does streaming usage arrive on Chat Completions?",
+        "Chat: do streams carry usage without stream_options (each model), and where?",
         chat_stream_usage,
     ),
     Question("chat-stop", "Is `stop` accepted on Chat Completions?", chat_stop_accepted),
     Question("error-400", "What error body does a 400 have?", error_400),
     Question("error-401", "What error body does a 401 have?", error_401),
-    Question("error-429", "What error body does a 429 have?", error_429),
+    Question(
+        "error-429",
+        "What exact 429 bodies come for a rate limit and for an exhausted balance?",
+        error_429,
+    ),
     Question("fallback", "Is the fallback base URL answering?", fallback_answers),
     Question(
         "chat-tool-turn-reasoning",
@@ -311,13 +575,43 @@ QUESTIONS: tuple[Question, ...] = (
     ),
     Question(
         "web-search-limit-answer",
-        "Chat: is ChatKimi's stand-in answer for a $web_search call beyond max_uses accepted, and does the model answer without searching again?",
+        "Chat: is a $web_search call answered with text other than its arguments (ChatKimi's stand-in beyond max_uses) accepted, does the model answer without searching again, and when is a search billed?",
         web_search_limit_answer,
     ),
     Question(
         "messages-tool-turn-thinking",
         "Messages: is an assistant tool-call turn without a thinking block rejected, and is a placeholder accepted?",
         messages_tool_turn_without_thinking,
+    ),
+    Question(
+        "reply-model-echo",
+        "Does the reply's model echo the request's model id exactly?",
+        reply_model_echo,
+    ),
+    Question(
+        "anthropic-version",
+        "Messages: is the anthropic-version header needed?",
+        anthropic_version,
+    ),
+    Question(
+        "output-format-non-strict",
+        "K3.1 Messages: does output_config.format accept a non-strict schema?",
+        output_format_non_strict,
+    ),
+    Question(
+        "k3-tool-blocks-without-tools",
+        "kimi-k3 Messages: is a request with tool blocks in its history and no tools accepted?",
+        k3_tool_blocks_without_tools,
+    ),
+    Question(
+        "tools-omit-history-tools",
+        "K3.1: is a request whose tools omit a tool its history used accepted?",
+        tools_omit_history_tools,
+    ),
+    Question(
+        "max-tokens-near-full-context",
+        "Messages: is max_tokens 131,072 with a near-full context clamped or refused?",
+        max_tokens_near_full_context,
     ),
 )
 

@@ -1,5 +1,9 @@
 """`--record DIR`: every live exchange written as a kimiyaml cassette, credentials scrubbed.
 
+Scrubbed as parsed (`langchain_kimi._secrets`): every string of a JSON body or stream event,
+every header, every query value, the key found in any encoding; credential headers other than
+`Authorization` (whose value becomes a placeholder) are dropped.
+
 One cassette per test (or per open question), named after it. Responses carry
 `x-cassette-provenance: recorded-live` and the file opens with a comment saying it was recorded,
 so nothing mistakes it for an authored cassette. `python -m tools.authoring --diff DIR` compares
@@ -15,6 +19,7 @@ from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
+from langchain_kimi._secrets import Scrubber
 from tests.support import cassette_format
 from tools.live.exchanges import Exchange, scrub_headers
 
@@ -23,22 +28,32 @@ RECORDED_COMMENT = (
     "# Recorded from the live service by `./dev live --record`, not authored. Responses carry\n"
     f"# the header {cassette_format.PROVENANCE_HEADER}: {RECORDED}. Credentials are scrubbed.\n"
 )
-_KEYLIKE = re.compile(r"sk-[A-Za-z0-9_\-]{16,}")
 
 
-def _scrub_text(text: str, key: str) -> str:
-    if key:
-        text = text.replace(key, "<EVOLINK_API_KEY>")
-    return _KEYLIKE.sub("<EVOLINK_API_KEY>", text)
+def _headers(headers: dict[str, str], scrubber: Scrubber) -> dict[str, list[str]]:
+    return {name: [scrubber.text(value)] for name, value in scrub_headers(headers).items()}
 
 
-def _headers(headers: dict[str, str], key: str) -> dict[str, list[str]]:
-    return {name: [_scrub_text(value, key)] for name, value in scrub_headers(headers).items()}
+def _body(text: str, content_type: str, scrubber: Scrubber) -> str:
+    """Cleaned as parsed: each JSON text (a body, a stream's `data:` line) as its JSON value, so
+    an escaped key (`\\/`, `\\u0073`) the YAML writer would decode is found before it."""
+    if "text/event-stream" not in content_type and not text.startswith(("event:", "data:")):
+        return scrubber.json_text(text)
+    lines = []
+    for line in text.splitlines(keepends=True):
+        field, colon, value = line.partition(":")
+        if field == "data" and colon:
+            data = value.rstrip("\r\n")
+            line = f"data:{scrubber.json_text(data)}{value[len(data) :]}"
+        lines.append(scrubber.text(line))
+    return "".join(lines)
 
 
 def to_interaction(exchange: Exchange, key: str) -> dict[str, Any]:
+    scrubber = Scrubber.for_key(key)
+    request_headers = _headers(exchange.request_headers, scrubber)
     response_headers = {
-        **_headers(exchange.response_headers, key),
+        **_headers(exchange.response_headers, scrubber),
         cassette_format.PROVENANCE_HEADER: [RECORDED],
     }
     try:
@@ -48,14 +63,20 @@ def to_interaction(exchange: Exchange, key: str) -> dict[str, Any]:
     return {
         "request": {
             "method": exchange.method,
-            "uri": _scrub_text(exchange.url, key),
-            "headers": _headers(exchange.request_headers, key),
-            "body": _scrub_text(exchange.request_body, key),
+            "uri": scrubber.url(exchange.url),
+            "headers": request_headers,
+            "body": _body(exchange.request_body, "application/json", scrubber),
         },
         "response": {
             "status": {"code": exchange.status, "message": reason},
             "headers": response_headers,
-            "body": {"string": _scrub_text(exchange.response_body, key)},
+            "body": {
+                "string": _body(
+                    exchange.response_body,
+                    exchange.response_headers.get("content-type", ""),
+                    scrubber,
+                )
+            },
         },
     }
 

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langchain_kimi._secrets import Scrubber
 from langchain_kimi.doctor import format_table
 from tools.live.checks import Finding
 from tools.live.questions import Question
@@ -42,11 +43,15 @@ class SuiteOutcome:
 
 @dataclass
 class Report:
+    """What a live run found. Its text and JSON never show `key` (in any encoding, e.g. echoed
+    in an error body), nor credentials inside `base_url`."""
+
     base_url: str
     suites: SuiteOutcome
     findings: list[Finding]
     answers: list[tuple[Question, str]]
     exchanges: int
+    key: str = field(default="", repr=False)
 
     @property
     def ok(self) -> bool:
@@ -59,18 +64,30 @@ class Report:
             counts.items(), key=lambda item: (item[0].kind, item[0].protocol, item[0].model)
         )
 
+    def scrubbed(self) -> Report:
+        secrets = Scrubber.for_key(self.key, self.base_url)
+        return Report(
+            secrets.url(self.base_url),
+            secrets.value(self.suites),
+            secrets.value(self.findings),
+            secrets.value(self.answers),
+            self.exchanges,
+        )
+
     def as_json(self) -> dict[str, Any]:
+        clean = self.scrubbed()
         return {
-            "base_url": self.base_url,
-            "ok": self.ok,
-            "exchanges": self.exchanges,
-            "suites": asdict(self.suites),
-            "findings": [{**asdict(f), "count": n} for f, n in self.grouped_findings()],
-            "questions": [{"id": q.id, "question": q.text, "answer": a} for q, a in self.answers],
+            "base_url": clean.base_url,
+            "ok": clean.ok,
+            "exchanges": clean.exchanges,
+            "suites": asdict(clean.suites),
+            "findings": [{**asdict(f), "count": n} for f, n in clean.grouped_findings()],
+            "questions": [{"id": q.id, "question": q.text, "answer": a} for q, a in clean.answers],
         }
 
 
 def render(report: Report) -> str:
+    report = report.scrubbed()
     suites = report.suites
     parts = [
         f"Live run against {report.base_url}: {report.exchanges} exchanges checked against spec/",

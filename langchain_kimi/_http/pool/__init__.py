@@ -1,1 +1,2 @@
-"""_http/pool: see docs/internals.md."""
+"""What every Transport with the same settings shares: the pool, its admission, the adaptive
+window and the pacer (docs/internals.md)."""

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from langchain_kimi._http.config import DEFAULT_TIMEOUT
 from langchain_kimi._http.pool.admission import Admission
 from langchain_kimi._http.pool.spread import ASpread, Spread
 
@@ -38,8 +39,7 @@ connections it keeps. Slow answers grow the in-flight limit by another pool of t
 MAX_IN_FLIGHT = 4_000
 _KEEPALIVE = 50
 # Every request carries its own `httpx.Timeout` (Transport sets it per request); the clients'
-# default only applies to requests that do not, and there are none.
-_CLIENT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
+# default (`DEFAULT_TIMEOUT`) only applies to requests that do not, and there are none.
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ class SharedPool:
         with self._lock:
             if self._client is None:
                 self._client = httpx.Client(
-                    timeout=_CLIENT_TIMEOUT, transport=Spread(CAPACITY, _KEEPALIVE)
+                    timeout=DEFAULT_TIMEOUT, transport=Spread(CAPACITY, _KEEPALIVE)
                 )
             return self._client
 
@@ -117,7 +117,7 @@ class SharedPool:
             if entry is not None:
                 return entry[0]
             client = httpx.AsyncClient(
-                timeout=_CLIENT_TIMEOUT, transport=ASpread(CAPACITY, _KEEPALIVE)
+                timeout=DEFAULT_TIMEOUT, transport=ASpread(CAPACITY, _KEEPALIVE)
             )
             closer = _close_at_loop_shutdown(client)
             self._async_clients[loop] = (client, closer)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from langchain_kimi._request.options import RequestOptions
-from langchain_kimi.protocols import CallRounds, ProtocolAdapter, SingleRound
 from langchain_kimi.protocols.anthropic_messages import content_blocks
 from langchain_kimi.protocols.anthropic_messages.request import build_request
 from langchain_kimi.protocols.anthropic_messages.response import (
@@ -12,11 +13,12 @@ from langchain_kimi.protocols.anthropic_messages.response import (
 )
 from langchain_kimi.protocols.anthropic_messages.shapes import bad_field
 from langchain_kimi.protocols.anthropic_messages.stream import StreamDecoder
+from langchain_kimi.protocols.interfaces import CallRounds, ProtocolAdapter, SingleRound
 
 
-def _new_rounds(_options: RequestOptions, _max_rounds: int) -> CallRounds:
+def _new_rounds(options: RequestOptions, _max_rounds: int) -> CallRounds:
     # Server tools run inside one Messages reply: every call is one round.
-    return SingleRound(StreamDecoder)
+    return SingleRound(partial(StreamDecoder, options.model))
 
 
 ADAPTER = ProtocolAdapter(

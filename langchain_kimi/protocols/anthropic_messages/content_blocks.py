@@ -23,14 +23,14 @@ from langchain_kimi._contract import (
     raw_unchanged,
     reasoning_text,
 )
-from langchain_kimi._langchain.content_blocks import (
+from langchain_kimi.protocols.anthropic_messages.content import THINKING_TYPES, thinking_text
+from langchain_kimi.protocols.blocks import (
     REASONING_INDEX,
     calls_blocks,
     text_block,
     tool_call_block,
     with_index,
 )
-from langchain_kimi.protocols.anthropic_messages.content import THINKING_TYPES, thinking_text
 
 
 def _core_citation_converter() -> Callable[[dict[str, Any]], types.Annotation] | None:

@@ -1,8 +1,8 @@
 """LangChain messages + `RequestOptions` -> `POST /v1/messages` body. Pure; validates input.
 
-What the model refuses was refused by `_resolve` already (from the capability row); this module
-rejects only shapes the Messages wire cannot express, and reads the row to choose a form
-(system blocks, tool_choice fallbacks, effort on the wire).
+What the model refuses was refused by `_request/resolve.py` already (from the capability row);
+this module rejects only shapes the Messages wire cannot express, and reads the row to choose a
+form (system blocks, tool_choice fallbacks, effort on the wire).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from langchain_kimi._request.options import (
     WebSearchToolSpec,
 )
 from langchain_kimi._request.profiles import Capabilities
+from langchain_kimi._warn import warn
 from langchain_kimi.protocols.anthropic_messages.content import (
     Block,
     assistant_replay,
@@ -66,7 +67,7 @@ def build_request(messages: Sequence[BaseMessage], options: RequestOptions) -> d
         body["output_config"] = output_config
     if options.cache_ttl is not None:
         body["cache_control"] = _cache_control(options)
-    body.update(_tools_and_choice(options))
+    body.update(_tools_and_choice(options, _tool_use_names(turns)))
     body.update(options.extra_body)
     return body
 
@@ -180,7 +181,7 @@ def _max_tokens(options: RequestOptions) -> int:
 
 
 def _stop_sequences(options: RequestOptions) -> list[str]:
-    if not options.caps.stop_sequences:
+    if not options.native_stop:
         # No native stop sequences on this row: ChatKimi truncates client-side instead.
         return []
     return [s for s in options.stop if s]
@@ -227,7 +228,47 @@ def _function_tool(spec: FunctionToolSpec) -> dict[str, Any]:
     return tool
 
 
-def _tools_and_choice(options: RequestOptions) -> dict[str, Any]:
+def _tool_use_names(turns: list[dict[str, Any]]) -> set[str] | None:
+    """The tool names the history's `tool_use` blocks call; None when it holds no tool block
+    (`tool_use` or `tool_result`) at all."""
+    names: set[str] = set()
+    found = False
+    for turn in turns:
+        for block in turn["content"] if isinstance(turn["content"], list) else ():
+            if block.get("type") in ("tool_use", "tool_result"):
+                found = True
+            if block.get("type") == "tool_use":
+                names.add(str(block.get("name")))
+    return names if found else None
+
+
+_none_kept_tools_warned = False
+
+
+def _forbid_by_omission(
+    model: str, tools: list[dict[str, Any]], history: set[str] | None
+) -> dict[str, Any]:
+    """kimi-k3's `tool_choice="none"`: 001's ToolChoice enum is auto / any / tool ("auto deja
+    decidir al modelo, any exige una herramienta y tool exige la herramienta indicada"), so the
+    call is kept from tools by sending none. A history holding tool blocks needs its tools (the
+    Anthropic form refuses tool blocks without `tools`): then the tools stay, with a one-time
+    warning that the model may call one."""
+    global _none_kept_tools_warned
+    if history is None:
+        return {}
+    if not _none_kept_tools_warned:
+        _none_kept_tools_warned = True
+        warn(
+            f"{model} on the Messages protocol cannot forbid tool calls (its tool_choice is "
+            '"auto", "any" or "tool"); the tools are sent anyway because the history holds '
+            "tool_use / tool_result blocks, so the model may still call one"
+        )
+    return {"tools": tools}
+
+
+def _tools_and_choice(options: RequestOptions, history: set[str] | None) -> dict[str, Any]:
+    """`tools` / `tool_choice`; `history`: the tool names the history's tool blocks call (None:
+    it holds none), which must keep their tools."""
     caps = options.caps
     named: list[tuple[str | None, dict[str, Any]]] = []
     for spec in options.tools:
@@ -240,7 +281,7 @@ def _tools_and_choice(options: RequestOptions) -> dict[str, Any]:
     if choice is None:
         return {"tools": tools} if tools else {}
     if choice.mode == "named":
-        return _named_choice(choice, named, caps)
+        return _named_choice(choice, named, caps, history or set())
     if not tools:
         if choice.mode == "any":
             msg = "tool_choice 'any' needs at least one tool"
@@ -248,8 +289,7 @@ def _tools_and_choice(options: RequestOptions) -> dict[str, Any]:
         return {}
     if choice.mode not in caps.tool_choice_forms:
         if choice.mode == "none":
-            # kimi-k3 documents no `none` form: sending no tools is the same promise.
-            return {}
+            return _forbid_by_omission(caps.model, tools, history)
         if caps.known:
             msg = f"tool_choice {choice.mode!r} is not supported by {caps.model} on anthropic"
             raise ValueError(msg)
@@ -257,7 +297,10 @@ def _tools_and_choice(options: RequestOptions) -> dict[str, Any]:
 
 
 def _named_choice(
-    choice: ToolChoice, named: list[tuple[str | None, dict[str, Any]]], caps: Capabilities
+    choice: ToolChoice,
+    named: list[tuple[str | None, dict[str, Any]]],
+    caps: Capabilities,
+    history: set[str],
 ) -> dict[str, Any]:
     matching = [tool for name, tool in named if name is not None and name == choice.name]
     if not matching:
@@ -269,7 +312,16 @@ def _named_choice(
             "tool_choice": {"type": "tool", "name": choice.name},
         }
     if "any" in caps.tool_choice_forms or not caps.known:
-        # K3.1 documents no named form: offering only that tool with `any` forces it.
+        # K3.1 documents no named form: offering only that tool with `any` forces it -- unless
+        # the history calls other bound tools, which would be sent without their tools.
+        dropped = sorted(history & {name for name, _ in named if name and name != choice.name})
+        if dropped:
+            msg = (
+                f"tool_choice {choice.name!r} on {caps.model} (Messages) is sent as 'any' with "
+                f"only that tool, but the history calls {dropped}, whose tools would then be "
+                "missing; use tool_choice='any', or protocol='openai' (which names the tool)"
+            )
+            raise ValueError(msg)
         return {"tools": matching[:1], "tool_choice": {"type": "any"}}
     msg = f"forcing a named tool is not supported by {caps.model} on anthropic"
     raise ValueError(msg)

@@ -35,7 +35,9 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) else 0
 
 
-def usage_from_anthropic(usage: dict[str, Any], *, model: Any = None) -> UsageMetadata:
+def usage_from_anthropic(
+    usage: dict[str, Any], *, model: Any = None, requested_model: str | None = None
+) -> UsageMetadata:
     """LangChain usage from a Messages `usage` object (non-streaming and streaming alike).
 
     K3.1 reports plain input, cache reads and cache writes as three disjoint counts (000: "Las
@@ -50,7 +52,7 @@ def usage_from_anthropic(usage: dict[str, Any], *, model: Any = None) -> UsageMe
     langchain-anthropic makes the same choice in spirit (it zeroes `cache_creation` when a split
     is present); ours also keeps any uncovered remainder.
     """
-    folded = cache_writes_billed_as_input(model)
+    folded = cache_writes_billed_as_input(model, requested_model)
     plain = _int(usage.get("input_tokens"))
     reads = _int(usage.get("cache_read_input_tokens"))
     writes = 0 if folded else _int(usage.get("cache_creation_input_tokens"))
@@ -100,14 +102,14 @@ def finish_metadata(
 ) -> dict[str, Any]:
     """The response_metadata known when the reply ends.
 
-    Unknown stop reasons (a future value) are passed through as the finish reason unchanged.
+    `stop_reason` and `stop_sequence` (None included) as ChatAnthropic gives them, so code
+    written for it reads them, beside the normalised `finish_reason`. Unknown stop reasons (a
+    future value) are passed through as the finish reason unchanged.
     """
-    meta: dict[str, Any] = {}
+    meta: dict[str, Any] = {"stop_reason": stop_reason, "stop_sequence": stop_sequence}
     if stop_reason is not None:
         meta["finish_reason"] = _FINISH_REASONS.get(stop_reason, stop_reason)
         meta["raw_finish_reason"] = stop_reason
-    if stop_sequence is not None:
-        meta["stop_sequence"] = stop_sequence
     server_tool_use = (usage or {}).get("server_tool_use")
     if isinstance(server_tool_use, dict):
         meta["server_tool_use"] = server_tool_use
@@ -142,8 +144,9 @@ def parse_tool_calls(
     return calls, invalid
 
 
-def parse_response(body: dict[str, Any]) -> AIMessage:
-    """A non-streaming Messages reply as an `AIMessage`."""
+def parse_response(body: dict[str, Any], requested_model: str | None = None) -> AIMessage:
+    """A non-streaming Messages reply as an `AIMessage` (`requested_model`: the model the
+    request named, which decides the usage accounting when the reply names no known model)."""
     content = body.get("content") or []
     if isinstance(content, str):  # the text itself instead of a list of blocks: it is the answer
         content = [{"type": "text", "text": content}]
@@ -163,12 +166,17 @@ def parse_response(body: dict[str, Any]) -> AIMessage:
     metadata = message_metadata(body.get("id"), body.get("model"))
     metadata.update(finish_metadata(body.get("stop_reason"), body.get("stop_sequence"), usage))
     model = body.get("model")
+    usage_metadata = (
+        usage_from_anthropic(usage, model=model, requested_model=requested_model)
+        if usage is not None
+        else None
+    )
     return AIMessage(
         content=text,
         additional_kwargs=additional,
         tool_calls=calls,
         invalid_tool_calls=invalid,
-        usage_metadata=usage_from_anthropic(usage, model=model) if usage is not None else None,
+        usage_metadata=usage_metadata,
         response_metadata=metadata,
         id=body.get("id"),
     )

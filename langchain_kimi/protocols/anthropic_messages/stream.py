@@ -1,4 +1,4 @@
-"""Messages SSE events -> `AIMessageChunk`s. Stateful, no I/O (`_sse` parses the lines).
+"""Messages SSE events -> `AIMessageChunk`s. Stateful, no I/O (`_http/sse.py` parses the lines).
 
 Summing every chunk gives what `parse_response` gives for the same reply: text and reasoning
 arrive as deltas; each complete block is emitted once, at its `content_block_stop`, in
@@ -37,8 +37,9 @@ class StreamDecoder(JsonEventDecoder):
     wire_name = "Messages stream"
     end_event = "message_stop"
 
-    def __init__(self) -> None:
+    def __init__(self, requested_model: str | None = None) -> None:
         super().__init__()
+        self._requested_model = requested_model
         self._id: str | None = None
         self._model: str | None = None
         self._blocks: dict[int, dict[str, Any]] = {}
@@ -218,7 +219,13 @@ class StreamDecoder(JsonEventDecoder):
         return [
             self._chunk(
                 response_metadata=meta,
-                usage_metadata=usage_from_anthropic(usage, model=self._model) if usage else None,
+                usage_metadata=(
+                    usage_from_anthropic(
+                        usage, model=self._model, requested_model=self._requested_model
+                    )
+                    if usage
+                    else None
+                ),
                 chunk_position="last",
             )
         ]

@@ -7,7 +7,6 @@ blocks, OpenAI-style parts or Anthropic-native blocks.
 from __future__ import annotations
 
 import json
-import warnings
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -20,7 +19,9 @@ from langchain_kimi._contract import (
     THINKING_BLOCKS,
     content_text,
 )
+from langchain_kimi._json import dumps_text
 from langchain_kimi._request.profiles import Capabilities
+from langchain_kimi._warn import warn
 from langchain_kimi.protocols.openai_chat.builtin import is_builtin
 
 
@@ -134,7 +135,7 @@ def _rebuild(call: dict[str, Any], arguments: str | None = None) -> dict[str, An
         msg = f"tool call {call.get('name')!r} has no id; Chat Completions needs one to replay it"
         raise ValueError(msg)
     if arguments is None:
-        arguments = json.dumps(call.get("args") or {}, ensure_ascii=False)
+        arguments = dumps_text(call.get("args") or {})  # NaN as null, as the body
     return {
         "id": call["id"],
         "type": "function",
@@ -213,12 +214,10 @@ def _url_media(url: Any, family: str) -> Any:
     web = isinstance(text, str) and text.startswith(("http://", "https://"))
     if web and family not in _warned_media_urls:
         _warned_media_urls.add(family)
-        warnings.warn(
+        warn(
             f"Chat Completions documents {family}s as base64 data URLs only "
             f'("{_DOCUMENTED_MEDIA[family]}"); sending the {family} URL {str(text)[:80]!r} as is, '
-            "the service may not fetch it",
-            UserWarning,
-            stacklevel=2,
+            "the service may not fetch it"
         )
     # Undocumented keys such as `detail` are dropped: the schema's object has `url` only.
     return {"url": text} if isinstance(url, dict) else url

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages import content as types
 
 from langchain_kimi._contract import BUILTIN_ROUNDS, content_text, dicts, reasoning_text
-from langchain_kimi._langchain.content_blocks import calls_blocks, text_block, with_index
+from langchain_kimi.protocols.blocks import calls_blocks, text_block, with_index
 
 
 def _parse_arguments(arguments: Any) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """LangChain messages + `RequestOptions` -> a Chat Completions request body (pure, no I/O).
 
 Only the top-level fields named by `spec/chat-completions.all-models.yaml` are produced. Never
-sent: `stop` (not in the schema; ChatKimi truncates client-side, see `_stop.py`), `max_tokens`
+sent: `stop` (not in the schema; ChatKimi truncates client-side, see `_call/stop.py`), `max_tokens`
 (deprecated alias of `max_completion_tokens`), `stream_options` and `parallel_tool_calls`
 (not in the schema).
 """
@@ -33,7 +33,7 @@ from langchain_kimi.protocols.openai_chat.content import (
 
 def build_request(messages: Sequence[BaseMessage], options: RequestOptions) -> dict[str, Any]:
     """The JSON body for `POST /v1/chat/completions`; ValueError for a shape the wire cannot
-    express (what the model refuses was refused by `_resolve` already)."""
+    express (what the model refuses was refused by `_request/resolve.py` already)."""
     if not messages:
         msg = "messages must not be empty (the Chat Completions schema requires minItems: 1)"
         raise ValueError(msg)

@@ -24,7 +24,9 @@ def normalize_finish_reason(raw: str) -> str:
     return _FINISH_REASONS.get(raw, raw)
 
 
-def usage_from_openai(usage: dict[str, Any], *, model: Any = None) -> UsageMetadata:
+def usage_from_openai(
+    usage: dict[str, Any], *, model: Any = None, requested_model: str | None = None
+) -> UsageMetadata:
     """`prompt_tokens` is ALL input (plain + cache reads + cache writes): no re-adding.
 
     `cache_write_tokens` becomes `cache_creation` only where it is billed as such: 004 says
@@ -43,7 +45,7 @@ def usage_from_openai(usage: dict[str, Any], *, model: Any = None) -> UsageMetad
     input_details = InputTokenDetails()
     if prompt_details.get("cached_tokens") is not None:
         input_details["cache_read"] = int(prompt_details["cached_tokens"])
-    writes_apart = not cache_writes_billed_as_input(model)
+    writes_apart = not cache_writes_billed_as_input(model, requested_model)
     if prompt_details.get("cache_write_tokens") is not None and writes_apart:
         input_details["cache_creation"] = int(prompt_details["cache_write_tokens"])
     if input_details:
@@ -138,8 +140,9 @@ def parse_tool_calls(
     return valid, invalid
 
 
-def parse_response(body: dict[str, Any]) -> AIMessage:
-    """One `chat.completion` body -> AIMessage (never raises on odd tool-call arguments)."""
+def parse_response(body: dict[str, Any], requested_model: str | None = None) -> AIMessage:
+    """One `chat.completion` body -> AIMessage (never raises on odd tool-call arguments);
+    `requested_model` decides the usage accounting when the reply names no known model."""
     choices = body.get("choices") or []
     if not choices or not isinstance(choices[0], dict):
         # A 200 without an answer must not pass for an empty reply.
@@ -166,7 +169,11 @@ def parse_response(body: dict[str, Any]) -> AIMessage:
         additional_kwargs=additional_kwargs,
         tool_calls=tool_calls,
         invalid_tool_calls=invalid_tool_calls,
-        usage_metadata=usage_from_openai(usage, model=body.get("model")) if usage else None,
+        usage_metadata=(
+            usage_from_openai(usage, model=body.get("model"), requested_model=requested_model)
+            if usage
+            else None
+        ),
         response_metadata=response_metadata,
     )
     if raw_calls and not (tool_calls or invalid_tool_calls):

@@ -52,15 +52,28 @@ class StreamDecoder(JsonEventDecoder):
 
     `continuation=True` is for a follow-up round of the `$web_search` loop: the header metadata
     (id, model_name, ...) was already emitted by the first round's decoder and must not be
-    emitted again (LangChain would concatenate the strings).
+    emitted again (LangChain would concatenate the strings). `final=True`: this reply is the
+    answer whatever it holds (the loop offers no more searches), so a reply of `$web_search`
+    calls only ends the message too. `token_usage=False`: the raw usage object is not put on the
+    last chunk (the `$web_search` loop puts the sum of its rounds' there).
     """
 
     wire_name = "Chat Completions stream"
     end_event = DONE
     data_events = frozenset({"", "message", "chunk", "error"})
 
-    def __init__(self, *, continuation: bool = False) -> None:
+    def __init__(
+        self,
+        requested_model: str | None = None,
+        *,
+        continuation: bool = False,
+        final: bool = False,
+        token_usage: bool = True,
+    ) -> None:
         super().__init__()
+        self._report_token_usage = token_usage
+        self._requested_model = requested_model
+        self._final = final
         self._header_sent = continuation
         self._text: list[str] = []
         self._reasoning: list[str] = []
@@ -84,7 +97,7 @@ class StreamDecoder(JsonEventDecoder):
     @property
     def is_builtin_round(self) -> bool:
         """Every tool call of this reply is a `$web_search` builtin call (the loop continues)."""
-        return is_builtin_round(call.raw() for call in self._calls.values())
+        return not self._final and is_builtin_round(call.raw() for call in self._calls.values())
 
     def assistant_message(self) -> dict[str, Any]:
         """The raw assistant message, as a non-streamed response's `choices[0].message` holds it."""
@@ -128,7 +141,9 @@ class StreamDecoder(JsonEventDecoder):
         self._usage = merge_usage(self._usage, choice.get("usage"))
         if self._usage is not None and (payload.get("usage") or choice.get("usage")):
             # Read when it arrives, so a malformed count fails on the event that carried it.
-            self._usage_metadata = usage_from_openai(self._usage, model=self._head.get("model"))
+            self._usage_metadata = usage_from_openai(
+                self._usage, model=self._head.get("model"), requested_model=self._requested_model
+            )
         if choice.get("finish_reason"):
             self._raw_finish = choice["finish_reason"]
         delta: dict[str, Any] = choice.get("delta") or {}
@@ -207,10 +222,8 @@ class StreamDecoder(JsonEventDecoder):
                     type="tool_call_chunk", index=client_indexes[0], id=None, name=None, args=""
                 )
             )
-        if self._usage:
-            # Raw, as ChatOpenAI keeps it; numbers add up over the rounds of a `$web_search`
-            # loop when LangChain merges the chunks (the invoke path sums them the same way).
-            response_metadata[TOKEN_USAGE] = self._usage
+        if self._usage and self._report_token_usage:
+            response_metadata[TOKEN_USAGE] = self._usage  # raw, as ChatOpenAI keeps it
         if not builtin_round:
             response_metadata.update(finish_metadata(self._raw_finish))
         # A pure-builtin round is not the end of the message: ChatKimi posts the follow-up and

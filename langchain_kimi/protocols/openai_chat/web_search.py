@@ -14,12 +14,17 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages.ai import UsageMetadata, add_usage
-from langchain_core.utils._merge import merge_dicts
 
-from langchain_kimi._contract import BUILTIN_ROUNDS, REASONING, TOKEN_USAGE, WEB_SEARCH_LIMIT
+from langchain_kimi._contract import (
+    BUILTIN_ROUNDS,
+    RAW_TOOL_CALLS,
+    REASONING,
+    TOKEN_USAGE,
+    WEB_SEARCH_LIMIT,
+)
 from langchain_kimi._errors import KimiAPIError
-from langchain_kimi._request.options import RequestOptions, WebSearchToolSpec
-from langchain_kimi.protocols import CallRounds, FollowUp, SingleRound
+from langchain_kimi._usage import sum_usage
+from langchain_kimi.protocols.interfaces import FollowUp
 from langchain_kimi.protocols.openai_chat.builtin import builtin_answers, is_builtin
 from langchain_kimi.protocols.openai_chat.builtin import is_builtin_round as _all_builtin
 from langchain_kimi.protocols.openai_chat.response import (
@@ -34,7 +39,9 @@ SEARCH_LIMIT_REACHED = (
     "Answer with the results you already have."
 )
 """The `tool` answer a `$web_search` call gets instead of its arguments once the caller's
-`max_uses` searches ran: echoing the arguments is what runs a search, so this text does not."""
+`max_uses` searches ran: echoing the arguments is what runs a search, so this text does not.
+004 documents only the echo of the arguments: whether the service accepts another text there is
+an open live question."""
 
 
 def is_builtin_round(assistant_raw: dict[str, Any]) -> bool:
@@ -82,14 +89,14 @@ def combine_rounds(
     round_usages: Sequence[UsageMetadata | None],
     *,
     allowed: Sequence[int | None] = (),
-    raw_usages: Sequence[dict[str, Any] | None] = (),
 ) -> AIMessage:
     """The final reply of an invoke-style loop, carrying every earlier round.
 
     `rounds` are the raw assistant messages of the earlier (pure-builtin) rounds, `round_usages`
-    their usage, `allowed` how many searches of each round ran (default: all), `raw_usages` their
-    raw usage objects. Reasoning is the concatenation of all rounds (what streaming aggregates);
-    each round's own part stays in its raw message inside `builtin_rounds`.
+    their usage, `allowed` how many searches of each round ran (default: all). Reasoning is the
+    concatenation of all rounds (what streaming aggregates); each round's own part stays in its
+    raw message inside `builtin_rounds`. (The raw usage objects are added up by
+    `WebSearchRounds.final_chunk`, for invoke and stream alike.)
     """
     if not rounds:
         return final
@@ -108,13 +115,6 @@ def combine_rounds(
             usage = add_usage(usage, part)
     response_metadata = dict(final.response_metadata)
     response_metadata["server_tool_use"] = server_tool_use(rounds)
-    token_usage = final.response_metadata.get(TOKEN_USAGE)
-    for raw in raw_usages:
-        if raw:
-            # As streaming aggregates it (LangChain adds numbers when merging chunks).
-            token_usage = merge_dicts(raw, token_usage) if token_usage else raw
-    if token_usage:
-        response_metadata[TOKEN_USAGE] = token_usage
     return final.model_copy(
         update={
             "additional_kwargs": additional_kwargs,
@@ -130,16 +130,32 @@ def round_chunk(assistant_raw: dict[str, Any], *, allowed: int | None = None) ->
     return AIMessageChunk(content="", additional_kwargs={BUILTIN_ROUNDS: followup})
 
 
-def continuation_decoder() -> StreamDecoder:
+def continuation_decoder(
+    requested_model: str | None = None, *, final: bool = False
+) -> StreamDecoder:
     """Decoder for a follow-up round: the first round already emitted the header metadata."""
-    return StreamDecoder(continuation=True)
+    return StreamDecoder(requested_model, continuation=True, final=final, token_usage=False)
+
+
+def without_web_search(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` no longer offering `$web_search` (a `tool_choice` goes with the last tool)."""
+    tools = [tool for tool in body.get("tools") or [] if tool.get("type") != "web_search"]
+    trimmed = {k: v for k, v in body.items() if k not in ("tools", "tool_choice")}
+    if tools:
+        trimmed["tools"] = tools
+        if "tool_choice" in body:
+            trimmed["tool_choice"] = body["tool_choice"]
+    return trimmed
 
 
 class WebSearchRounds:
     """The rounds of one call that declared the built-in web search."""
 
-    def __init__(self, max_rounds: int, max_uses: int | None = None) -> None:
+    def __init__(
+        self, max_rounds: int, max_uses: int | None = None, requested_model: str | None = None
+    ) -> None:
         self._max_rounds = max_rounds
+        self._requested_model = requested_model
         self._max_uses = max_uses
         """The caller's cap on searches for this reply (None: no cap)."""
         self._rounds: list[dict[str, Any]] = []
@@ -151,15 +167,22 @@ class WebSearchRounds:
         self._first_id: str | None = None
         self._searches_run = 0
         self._searches_declined = 0
+        self._capped = False
+        """The cap was reached: the requests after it offer no `$web_search`, and the next reply
+        is the answer whatever it holds (a search asked for then is declined, not run)."""
 
     def new_decoder(self) -> StreamDecoder:
         # A follow-up round must not repeat the header metadata (id, model_name, protocol):
         # LangChain concatenates response_metadata strings when merging chunks.
-        return continuation_decoder() if self._rounds else StreamDecoder()
+        if self._rounds:
+            return continuation_decoder(self._requested_model, final=self._capped)
+        # The raw usage objects of the rounds are added up once, on the last chunk (final_chunk).
+        return StreamDecoder(self._requested_model, token_usage=False)
 
     def follow_up(self, sent: dict[str, Any], reply: dict[str, Any]) -> FollowUp | None:
         assistant = raw_assistant_message(reply)
-        if not is_builtin_round(assistant):
+        if self._capped or not is_builtin_round(assistant):
+            # The one reply after the cap is the answer: at most one billed round beyond it.
             return None
         if len(self._rounds) >= self._max_rounds:
             msg = (
@@ -173,13 +196,20 @@ class WebSearchRounds:
         self._allowed.append(allowed)
         usage = raw_usage(reply)
         self._raw_usages.append(usage)
-        self._usages.append(usage_from_openai(usage, model=reply.get("model")) if usage else None)
+        self._usages.append(
+            usage_from_openai(
+                usage, model=reply.get("model"), requested_model=self._requested_model
+            )
+            if usage
+            else None
+        )
         if self._first_id is None and isinstance(reply.get("id"), str):
             self._first_id = reply["id"]
-        return FollowUp(
-            body=next_body(sent, assistant, allowed=allowed),
-            chunk=round_chunk(assistant, allowed=allowed),
-        )
+        body = next_body(sent, assistant, allowed=allowed)
+        if self._max_uses is not None and self._searches_run >= self._max_uses:
+            self._capped = True
+            body = without_web_search(body)
+        return FollowUp(body=body, chunk=round_chunk(assistant, allowed=allowed))
 
     def _allowance(self, assistant: dict[str, Any]) -> int | None:
         """How many of this round's searches may run under `max_uses` (None: all)."""
@@ -199,33 +229,38 @@ class WebSearchRounds:
                 message,
                 self._usages,
                 allowed=self._allowed,
-                raw_usages=self._raw_usages,
             )
             if self._first_id is not None:
                 # One id per logical reply, the first round's, as a stream reports it.
                 message.id = self._first_id
                 message.response_metadata["id"] = self._first_id
+        raw_calls = message.additional_kwargs.get(RAW_TOOL_CALLS) or []
+        if self._capped and raw_calls and all(is_builtin(call) for call in raw_calls):
+            # Searches asked for after the cap were not run: nothing a replay would run later
+            # (and a stream of that reply carries no raw calls either).
+            del message.additional_kwargs[RAW_TOOL_CALLS]
         self.final_chunk(message, reply)
         return message
 
     def final_chunk(self, chunk: AIMessage, reply: dict[str, Any]) -> None:
         """`server_tool_use`: every `$web_search` call the loop ran, plus those of a last reply
-        that mixed them with client calls (answered later, with the client's results); and
-        `web_search_limit` when calls beyond the caller's `max_uses` were declined. (Also
-        called on an error's `.partial` with an empty reply: the earlier rounds only.)"""
-        searches = self._searches_run + len(builtin_calls(raw_assistant_message(reply)))
+        that mixed them with client calls (answered later, with the client's results) unless
+        the cap was reached; and `web_search_limit` once the caller's `max_uses` was reached
+        (how many calls were declined: answered with `SEARCH_LIMIT_REACHED`, or asked for in
+        the reply after the cap). (Also called on an error's `.partial` with an empty reply:
+        the earlier rounds only.)"""
+        token_usage: dict[str, Any] | None = None
+        for raw in [*self._raw_usages, raw_usage(reply)]:
+            if raw:
+                token_usage = sum_usage(token_usage, raw)
+        if token_usage:
+            chunk.response_metadata[TOKEN_USAGE] = token_usage
+        last_calls = len(builtin_calls(raw_assistant_message(reply)))
+        searches = self._searches_run + (0 if self._capped else last_calls)
         if searches:
             chunk.response_metadata["server_tool_use"] = {"web_search_requests": searches}
-        if self._searches_declined:
+        if self._capped or self._searches_declined:
             chunk.response_metadata[WEB_SEARCH_LIMIT] = {
                 "max_uses": self._max_uses,
-                "declined": self._searches_declined,
+                "declined": self._searches_declined + (last_calls if self._capped else 0),
             }
-
-
-def new_rounds(options: RequestOptions, max_rounds: int) -> CallRounds:
-    """The `$web_search` loop when the call declared the built-in web search; else one round."""
-    for tool in options.tools:
-        if isinstance(tool, WebSearchToolSpec):
-            return WebSearchRounds(max_rounds, tool.max_uses)
-    return SingleRound(StreamDecoder)

@@ -25,9 +25,9 @@ from langchain_kimi._langchain.structured import (
     drop_optional_nulls,
     effective_method,
     make_strict,
-    schema_parts,
 )
 from langchain_kimi._request.profiles import all_rows
+from langchain_kimi._request.tools import schema_parts
 from tests.support.fake_gateway import FakeGateway
 from tests.support.schema_validation import validate_request
 

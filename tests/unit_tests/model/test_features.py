@@ -378,7 +378,7 @@ def test_sampling_on_k31_warns_that_it_is_ignored() -> None:
     with pytest.warns(UserWarning, match="ignores temperature"):
         body = body_of("openai", temperature=0.3)
     assert body["temperature"] == 0.3
-    with pytest.warns(UserWarning, match="ignores top_p"):
+    with pytest.warns(UserWarning, match="top_p=0.5 is not sent"):
         body = body_of("anthropic", top_p=0.5)
     assert set(body) == PLAIN_BODY_KEYS["anthropic"]  # the Messages schema has no sampling fields
 

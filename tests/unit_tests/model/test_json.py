@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from langchain_kimi import _json
+from tests.support.fake_gateway import FakeGateway
 
 
 def _stdlib(value: object) -> bytes:
@@ -36,3 +39,60 @@ def test_values_orjson_refuses_fall_back() -> None:
 def test_not_json_is_a_value_error() -> None:
     with pytest.raises(ValueError):
         _json.loads("{not json")
+
+
+def _strict(data: bytes) -> object:
+    """Parse as JSON proper: `NaN` / `Infinity` are not JSON (the standard library accepts them)."""
+
+    def refuse(constant: str) -> object:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(data, parse_constant=refuse)
+
+
+NOT_FINITE = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf"), "list": [float("nan")]}
+AS_NULL = {"nan": None, "inf": None, "-inf": None, "list": [None]}
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},  # orjson's path
+        {"n": 2**70},  # beyond 64 bits: the standard-library fallback
+        {1: "int key"},  # a non-string key: the fallback too
+    ],
+    ids=["orjson", "big-int fallback", "int-key fallback"],
+)
+def test_nan_and_infinities_are_sent_as_null_on_both_paths(extra: dict[object, object]) -> None:
+    sent = _strict(_json.dumps_bytes({**NOT_FINITE, **extra}))
+    assert isinstance(sent, dict)
+    assert {k: v for k, v in sent.items() if k in AS_NULL} == AS_NULL
+
+
+def test_a_tool_call_argument_that_is_nan_reaches_the_wire_as_null() -> None:
+    sent: list[bytes] = []
+    gateway = FakeGateway()
+    answer = gateway.transport.handler  # type: ignore[attr-defined]
+
+    def keep_bytes(request: httpx.Request) -> httpx.Response:
+        sent.append(request.read())
+        response: httpx.Response = answer(request)
+        return response
+
+    gateway.transport = httpx.MockTransport(keep_bytes)
+    history = [
+        HumanMessage("Scale it"),
+        AIMessage(
+            "",
+            # 2**70 sends the Messages body through the standard-library fallback.
+            tool_calls=[{"name": "scale", "args": {"by": float("nan"), "n": 2**70}, "id": "c1"}],
+            additional_kwargs={"reasoning_content": "Call scale."},
+        ),
+        ToolMessage("done", tool_call_id="c1"),
+    ]
+    for protocol in ("openai", "anthropic"):
+        gateway.model(protocol).invoke(history)
+    assert len(sent) == 2
+    for body in sent:
+        assert "NaN" not in body.decode()
+        _strict(body)

@@ -12,6 +12,7 @@ import pytest
 from tests.support import cassette_format, recording
 from tests.support.paths import CASSETTE_ROOT
 from tests.support.schema_validation import validate_error, validate_request, validate_response
+from tests.support.secret_forms import ENCODINGS, KEYS, forms, leaks
 from tests.support.sse_text import parse_sse
 
 CASSETTES = sorted(CASSETTE_ROOT.rglob("*.yaml"))
@@ -192,6 +193,34 @@ def test_record_hooks_scrub_keys() -> None:
     assert "x-api-key" not in scrubbed.headers
     response = {"headers": {"x-echo": [fake_key + "1234"], "date": ["now"]}}
     assert recording.scrub_response(response)["headers"] == {"date": ["now"]}
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize("name", KEYS)
+def test_record_hooks_scrub_a_key_echoed_in_any_encoding(
+    name: str, encoding: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vcr.request import Request
+
+    key = KEYS[name]
+    monkeypatch.setenv("EVOLINK_API_KEY", forms(key)["padded"] if encoding == "padded" else key)
+    echoed = key if encoding == "padded" else forms(key)[encoding]
+    request = Request(
+        "POST",
+        "https://direct.evolink.ai/v1/messages",
+        b"{}",
+        {"X-Proxy-Token": "t", "Cookie2": "c", "X-Echo": echoed},
+    )
+    assert recording.scrub_request(request).headers == {}
+    error = '{"type": "error", "error": {"type": "authentication_error", "message": "bad %s"}}'
+    response = {
+        "headers": {"set-cookie": ["s=1"], "content-type": ["application/json"]},
+        "body": {"string": (error % echoed).encode()},
+    }
+    scrubbed = recording.scrub_response(response)
+    assert scrubbed["headers"] == {"content-type": ["application/json"]}
+    assert leaks(scrubbed["body"]["string"].decode(), key) == []
+    assert json.loads(scrubbed["body"]["string"])["error"]["type"] == "authentication_error"
 
 
 def test_json_body_matcher() -> None:

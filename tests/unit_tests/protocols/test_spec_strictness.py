@@ -11,13 +11,17 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
 import pytest
+import yaml
 from langchain_core.messages import HumanMessage
 
 from langchain_kimi._request.profiles import K3, K31_PRO, capabilities
+from tests.support.paths import SPEC_DIR
+from tests.support.schema_validation import schema_properties
 from tests.support.wire import Wire
 
 PNG = "iVBORw0KGgo="
@@ -160,3 +164,77 @@ def test_kimi_k3_messages_sampling_field_constructs() -> None:
         warnings.simplefilter("ignore")
         model = ChatKimi(model=K3, protocol="anthropic", temperature=0.2, top_p=0.5)
     assert model.temperature == 0.2
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        # pydantic-ai's recorded requests (tests/fixtures/corpus) and Anthropic's SDK types
+        # spell every option, unset ones as None.
+        {
+            "type": "web_search_20250305",
+            "name": "web_search",
+            "max_uses": None,
+            "allowed_domains": None,
+            "blocked_domains": None,
+            "user_location": None,
+        },
+        {"type": "web_search_20250305", "name": "web_search", "allowed_domains": None},
+    ],
+)
+def test_raw_messages_web_search_options_given_as_none_are_absent(tool: dict[str, Any]) -> None:
+    wire = Wire("anthropic")
+    wire.model.bind_tools([tool]).invoke("hi")
+    assert wire.body["tools"] == [{"type": "web_search_20250305", "name": "web_search"}]
+
+
+def test_raw_messages_web_search_none_options_keep_the_cap() -> None:
+    tool = {"type": "web_search_20250305", "name": "web_search", "max_uses": 2}
+    wire = Wire("anthropic")
+    wire.model.bind_tools([{**tool, "user_location": None}]).invoke("hi")
+    assert wire.body["tools"] == [tool]
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("allowed_domains", ["a.b"]), ("user_location", {"type": "approximate"})],
+)
+def test_raw_messages_web_search_undocumented_option_is_refused_by_name(
+    option: str, value: Any
+) -> None:
+    wire = Wire("anthropic")
+    tool = {"type": "web_search_20250305", "name": "web_search", "max_uses": None, option: value}
+    with pytest.raises(ValueError, match=f"option '{option}' is not documented"):
+        wire.model.bind_tools([tool])
+    assert wire.bodies == []
+
+
+def _chat_sampling_doc(name: str) -> str:
+    document = yaml.safe_load(
+        (SPEC_DIR / "chat-completions.all-models.yaml").read_text(encoding="utf-8")
+    )
+    text = document["components"]["schemas"]["ChatCompletionRequest"]["properties"][name]
+    return " ".join(str(text["description"]).split())
+
+
+@pytest.mark.parametrize(("model", "protocol"), [(K3, "anthropic"), (K31_PRO, "anthropic")])
+@pytest.mark.parametrize(("name", "value"), [("temperature", 0.2), ("top_p", 0.5)])
+def test_messages_sampling_warning_says_only_what_the_documents_say(
+    model: str, protocol: str, name: str, value: float
+) -> None:
+    """The Messages documents (000, 001) have no sampling fields; only 004 (Chat Completions)
+    speaks of them: "Temperatura de muestreo, fijada por el modelo en `1`; ... `kimi-k3.1-pro` /
+    `kimi-k3.1-pro-highspeed` lo ignoran automáticamente; `kimi-k3` devuelve un error para
+    valores no admitidos". Nothing says the service fixes them on Messages."""
+    assert name not in schema_properties("anthropic", model, "request")
+    wire = Wire(protocol, model)
+    with pytest.warns(UserWarning, match=name) as caught:
+        wire.model.invoke("hi", **{name: value})
+    (text,) = [str(w.message) for w in caught if name in str(w.message)]
+    assert "by the service" not in text
+    assert "not sent" in text
+    quotes = re.findall(r'"([^"]+)"', text)
+    assert len(quotes) >= 3
+    for quote in quotes:
+        assert quote in _chat_sampling_doc(name)
+    assert name not in wire.body

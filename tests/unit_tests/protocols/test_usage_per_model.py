@@ -170,3 +170,62 @@ def test_raw_usage_matches_peer_keys(protocol: str, key: str) -> None:
     assert {k: peer_usage[k] for k in body["usage"] if k.endswith("_tokens")} == {
         k: v for k, v in body["usage"].items() if k.endswith("_tokens")
     }
+
+
+def _sse(events: list[tuple[str, str]]) -> str:
+    return "".join(f"event: {e}\ndata: {d}\n\n" if e else f"data: {d}\n\n" for e, d in events)
+
+
+def _without_model(body: dict[str, Any], reply_model: str | None) -> dict[str, Any]:
+    if reply_model is None:
+        return {k: v for k, v in body.items() if k != "model"}
+    return {**body, "model": reply_model}
+
+
+@pytest.mark.parametrize("protocol", ["anthropic", "openai"])
+@pytest.mark.parametrize("style", ["invoke", "stream"])
+@pytest.mark.parametrize(
+    ("requested", "reply_model", "accounted_as"),
+    [
+        (K3, None, K3),  # the reply names no model: the requested one decides
+        (K3, "kimi-k3-0901", K3),  # a dated id of the kimi-k3 family
+        (K3, "evolink-route-7", K3),  # a name of no known family: the requested one decides
+        (K31_PRO, "kimi-k3.1-pro-0901", K31_PRO),
+        (K31_PRO, None, K31_PRO),
+        # The reply names a known family: it served the call, its accounting applies.
+        (K3, K31_PRO, K31_PRO),
+        (K31_PRO, K3, K3),
+    ],
+)
+def test_usage_accounting_follows_the_model_family(
+    protocol: str, style: str, requested: str, reply_model: str | None, accounted_as: str
+) -> None:
+    from tests.support.fake_gateway import FakeGateway
+
+    if protocol == "anthropic":
+        body: Any = _without_model(messages_body(requested, MESSAGES_USAGE), reply_model)
+        events = messages_stream(reply_model or "", MESSAGES_USAGE)
+        expected = parse_messages(messages_body(accounted_as, MESSAGES_USAGE))
+    else:
+        body = _without_model(chat_body(requested, CHAT_USAGE), reply_model)
+        events = chat_stream(reply_model or "", CHAT_USAGE)
+        expected = parse_chat(chat_body(accounted_as, CHAT_USAGE))
+    if reply_model is None:  # the stream's first event names no model either
+        events = [
+            (e, json.dumps(_drop_model(json.loads(d)))) if d != "[DONE]" else (e, d)
+            for e, d in events
+        ]
+    gateway = FakeGateway(lambda _b, _p: body if style == "invoke" else _sse(events))
+    model = gateway.model(protocol, requested)
+    if style == "invoke":
+        message: Any = model.invoke("hi")
+    else:
+        message = aggregate(list(model.stream("hi")))
+    assert message.usage_metadata == expected.usage_metadata
+
+
+def _drop_model(payload: dict[str, Any]) -> dict[str, Any]:
+    payload.pop("model", None)
+    if isinstance(payload.get("message"), dict):
+        payload["message"].pop("model", None)
+    return payload

@@ -238,8 +238,7 @@ EXACT: dict[str, tuple[type[ValueError], str]] = {
     ),
     "web search max_uses zero": (
         ValueError,
-        "unsupported web search tool {'type': 'web_search_20250305', 'name': 'web_search', "
-        "'max_uses': 0}; the documented form is "
+        "web_search max_uses must be a positive integer, got 0; the documented form is "
         '{"type": "web_search_20250305", "name": "web_search"} with an optional '
         '"max_uses": <int >= 1>',
     ),

@@ -45,6 +45,8 @@ def test_text_reply() -> None:
         "protocol": "anthropic",
         "finish_reason": "stop",
         "raw_finish_reason": "end_turn",
+        "stop_reason": "end_turn",  # as ChatAnthropic keeps them
+        "stop_sequence": None,
         "usage": {"input_tokens": 10, "output_tokens": 4},
     }
     assert msg.usage_metadata == {"input_tokens": 10, "output_tokens": 4, "total_tokens": 14}

@@ -260,6 +260,8 @@ def test_chunk_shapes() -> None:
     assert last.response_metadata == {
         "finish_reason": "tool_calls",
         "raw_finish_reason": "tool_use",
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
         "model_provider": "kimi",
     }
     # model_provider is on every chunk (langchain-core picks the v1 translator per chunk and

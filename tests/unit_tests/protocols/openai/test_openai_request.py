@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -25,7 +27,8 @@ from langchain_kimi._request.options import (
     WebSearchToolSpec,
 )
 from langchain_kimi._request.profiles import K3, K31_PRO, K31_PRO_HIGHSPEED, capabilities
-from langchain_kimi.protocols.openai_chat import ADAPTER, build_request
+from langchain_kimi.protocols.interfaces import SingleRound
+from langchain_kimi.protocols.openai_chat import ADAPTER, build_request, web_search
 from tests.support.schema_validation import validate_request
 
 MODELS = [K31_PRO, K3]
@@ -53,6 +56,35 @@ def test_adapter_shape() -> None:
     assert ADAPTER.path == "/v1/chat/completions"
     assert ADAPTER.build_request(HI, opts()) == build_request(HI, opts())
     assert ADAPTER.new_decoder().feed("message", "[DONE]")[0].chunk_position == "last"
+
+
+def _files_run(action: Callable[[], object]) -> set[str]:
+    """The source files whose code ran during `action` (a profiler sees every call)."""
+    files: set[str] = set()
+
+    def profile(frame: FrameType, _event: str, _arg: object) -> None:
+        files.add(frame.f_code.co_filename)
+
+    sys.setprofile(profile)
+    try:
+        action()
+    finally:
+        sys.setprofile(None)
+    return files
+
+
+def test_a_call_without_web_search_never_enters_the_web_search_module() -> None:
+    """The adapter picks the rounds; only a call that declared web search reaches the loop."""
+    plain = _files_run(lambda: ADAPTER.new_rounds(opts(tools=(WEATHER,)), 8))
+    assert web_search.__file__ not in plain
+    searching = _files_run(
+        lambda: ADAPTER.new_rounds(opts(tools=(WebSearchToolSpec(max_uses=2),)), 8)
+    )
+    assert web_search.__file__ in searching
+    assert isinstance(ADAPTER.new_rounds(opts(), 8), SingleRound)
+    assert isinstance(
+        ADAPTER.new_rounds(opts(tools=(WebSearchToolSpec(),)), 8), web_search.WebSearchRounds
+    )
 
 
 @pytest.mark.parametrize("model", [*MODELS, K31_PRO_HIGHSPEED])

@@ -24,6 +24,7 @@ from tests.support.web_search_rounds import (
     as_body,
     as_stream,
     search_round,
+    usage,
 )
 
 
@@ -155,3 +156,74 @@ def test_partial_holds_every_round_seen(cut: Callable[[str], str]) -> None:
     assert partial.additional_kwargs["reasoning_content"].startswith("Round 0: search. ")
     assert partial.additional_kwargs["builtin_rounds"][0]["tool_calls"][0]["id"] == "ws-0"
     assert partial.response_metadata["server_tool_use"] == {"web_search_requests": 1}
+
+
+# --- after the cap (issue 21 item 5) ------------------------------------------------------
+# Searches beyond `max_uses` are answered with SEARCH_LIMIT_REACHED (a stand-in 004 does not
+# document: a live question) and are not run; every request after the cap is still billed, so once
+# the cap is reached the next request no longer offers `$web_search`, and its reply is the answer.
+
+
+def _declares_search(body: dict[str, Any]) -> bool:
+    return any(tool.get("type") == "web_search" for tool in body.get("tools", []))
+
+
+def keeps_searching(rounds: int) -> list[tuple[dict[str, Any], str]]:
+    """A model that asks for a search in every reply (`rounds` of them, then an answer)."""
+    return loop_replies(rounds)
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_after_the_cap_the_search_is_not_offered_again(style: str) -> None:
+    transport, sent = serve(loop_replies(2, calls_per_round=2))
+    message = run(style, model_for(transport, max_uses=3))
+    assert [_declares_search(body) for body in sent] == [True, True, False]
+    assert "tools" not in sent[-1]  # the search was the only tool
+    assert message.content == FINAL["content"]
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("max_uses", [1, 2])
+def test_a_model_that_keeps_searching_costs_one_round_beyond_the_cap(
+    style: str, max_uses: int
+) -> None:
+    transport, sent = serve(keeps_searching(6))
+    message = run(style, model_for(transport, max_uses=max_uses))
+    assert len(sent) == max_uses + 1  # the searches, then one request without the search
+    assert [_declares_search(body) for body in sent] == [True] * max_uses + [False]
+    meta = message.response_metadata
+    assert meta["server_tool_use"] == {"web_search_requests": max_uses}
+    # The last reply asked for one more search, which was not offered and is not run.
+    assert meta["web_search_limit"] == {"max_uses": max_uses, "declined": 1}
+    assert meta["finish_reason"] == "tool_calls"
+    assert "tool_calls" not in message.additional_kwargs  # nothing a replay would run later
+    assert message.tool_calls == []
+    assert message.additional_kwargs["reasoning_content"].endswith(f"Round {max_uses}: search. ")
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_reaching_the_cap_exactly_is_said_too(style: str) -> None:
+    transport, sent = serve(loop_replies(2))
+    message = run(style, model_for(transport, max_uses=2))
+    assert [_declares_search(body) for body in sent] == [True, True, False]
+    assert message.response_metadata["web_search_limit"] == {"max_uses": 2, "declined": 0}
+    assert message.content == FINAL["content"]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_equal_counts_of_different_rounds_add_up_too(style: str) -> None:
+    """langchain-core's `merge_dicts` keeps one of two equal numbers: every round here reports
+    20 completion and 15 reasoning tokens, and all of them count."""
+    replies = loop_replies(2)
+    replies[-1] = (
+        as_body(FINAL, usage(400, 20, 15), "stop", 2),
+        as_stream(FINAL, usage(400, 20, 15), "stop", 2),
+    )
+    transport, _ = serve(replies)
+    message = run(style, model_for(transport))
+    token_usage = message.response_metadata["token_usage"]
+    assert token_usage["completion_tokens"] == 60
+    assert token_usage["completion_tokens_details"] == {"reasoning_tokens": 45}
+    assert token_usage["total_tokens"] == 120 + 220 + 420
+    assert message.usage_metadata is not None
+    assert message.usage_metadata["output_tokens"] == token_usage["completion_tokens"]

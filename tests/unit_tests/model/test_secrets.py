@@ -1,0 +1,165 @@
+"""The one scrubber of the doctor and the live tools: every encoding of a key, every place."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from langchain_kimi._secrets import REDACTED, Scrubber, is_credential_name, split_userinfo
+from tests.support.secret_forms import ENCODINGS, KEYS, forms, leaks
+
+
+@pytest.mark.parametrize("key", KEYS.values(), ids=KEYS.keys())
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_text_loses_the_key_in_every_encoding(key: str, encoding: str) -> None:
+    echoed = f"invalid api key {ENCODINGS[encoding](key)} (check it)"
+    assert leaks(echoed, key)  # the probe sees it before scrubbing
+    cleaned = Scrubber.for_key(key).text(echoed)
+    assert leaks(cleaned, key) == []
+    assert cleaned.startswith("invalid api key ")
+    assert cleaned.endswith(" (check it)")
+
+
+@pytest.mark.parametrize("key", KEYS.values(), ids=KEYS.keys())
+def test_a_padded_environment_value_finds_the_key_it_pads(key: str) -> None:
+    scrubber = Scrubber.for_key(forms(key)["padded"])
+    for form in forms(key).values():
+        assert leaks(scrubber.text(f"echo: {form}"), key) == []
+
+
+def test_mixed_and_nested_escapes_are_found() -> None:
+    key = KEYS["unprefixed"]
+    mixed = "".join(
+        f"\\u{ord(c):04X}" if i % 3 == 0 else ("%25" + f"{ord(c):02x}" if i % 3 == 1 else c)
+        for i, c in enumerate(key)
+    )
+    double_escaped = json.dumps(json.dumps(key).replace("/", "\\/"))
+    scrubber = Scrubber.for_key(key)
+    assert REDACTED in scrubber.text(mixed)
+    assert key[1:] not in scrubber.text(mixed)
+    assert leaks(scrubber.text(double_escaped), key) == []
+
+
+def test_an_unknown_key_shaped_string_is_removed_without_being_given() -> None:
+    assert Scrubber().text("keys sk-abcdefghijklmnop1234 and sk-short") == "keys *** and sk-short"
+
+
+def test_a_parsed_structure_loses_the_key_everywhere_and_keeps_its_shape() -> None:
+    key = KEYS["sk-prefixed"]
+    body = {
+        "error": {"message": f"bad key {key}", "details": [f"x={forms(key)['url-encoded']}"]},
+        "api_key": "short",
+        "max_tokens": 12,
+        "usage": {"input_tokens": 3, "completion_tokens_details": {"reasoning_tokens": 1}},
+        "signature": "EqQBCkgIARABGAIiQ",
+    }
+    cleaned = Scrubber.for_key(key).value(body)
+    assert leaks(json.dumps(cleaned), key) == []
+    assert cleaned["api_key"] == REDACTED
+    assert cleaned["error"]["message"] == "bad key ***"
+    assert {k: cleaned[k] for k in ("max_tokens", "usage", "signature")} == {
+        k: body[k] for k in ("max_tokens", "usage", "signature")
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Authorization",
+        "Proxy-Authorization",
+        "x-api-key",
+        "api-key",
+        "X-Proxy-Token",
+        "Cookie",
+        "cookie2",
+        "Set-Cookie",
+        "X-Amz-Security-Token",
+        "access_token",
+        "apiKey",
+        "client_secret",
+        "password",
+    ],
+)
+def test_credential_names(name: str) -> None:
+    assert is_credential_name(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "max_tokens",
+        "MAX_TOKENS",
+        "completion_tokens_details",
+        "x-ratelimit-remaining-tokens",
+        "anthropic-ratelimit-tokens-reset",
+        "www-authenticate",
+        "x-request-id",
+        "signature",
+        "keyword",
+        "content-type",
+        "token",  # logprobs[].token is text
+        "key",  # a tool argument
+        "input_token_details",
+    ],
+)
+def test_names_that_are_not_credentials(name: str) -> None:
+    assert not is_credential_name(name)
+
+
+def test_headers_lose_credential_values_and_echoed_keys() -> None:
+    key = KEYS["unprefixed"]
+    headers = {
+        "Authorization": f"Bearer {key}",
+        "X-Proxy-Token": "proxy-secret",
+        "Set-Cookie": "__session=abc; Path=/",
+        "X-Echo": forms(key)["json-unicode-escaped"],
+        "x-ratelimit-remaining-tokens": "9000",
+    }
+    cleaned = Scrubber.for_key(key).headers(headers)
+    assert cleaned == {
+        "authorization": REDACTED,
+        "x-proxy-token": REDACTED,
+        "set-cookie": REDACTED,
+        "x-echo": REDACTED,
+        "x-ratelimit-remaining-tokens": "9000",
+    }
+
+
+def test_url_loses_userinfo_and_credential_query_values() -> None:
+    url = "https://user:hunter2-password@gateway.example/v1?api_key=sk-live-0123456789abcdef&mode=x"
+    scrubber = Scrubber.for_key(None, url)
+    cleaned = scrubber.url(url)
+    assert cleaned == "https://***@gateway.example/v1?api_key=***&mode=x"
+    # The URL's secrets are secrets everywhere else too, e.g. in an error message quoting it.
+    message = scrubber.text(f"refused {url!r}; password hunter2-password")
+    assert "hunter2-password" not in message
+    assert "user:" not in message
+    assert "0123456789abcdef" not in message
+
+
+def test_a_url_echoing_the_key_in_its_query_loses_it() -> None:
+    key = KEYS["sk-prefixed"]
+    url = f"https://gateway.example/v1/messages?echo={forms(key)['url-encoded']}"
+    assert leaks(Scrubber.for_key(key).url(url), key) == []
+
+
+def test_a_password_with_an_unencoded_slash_is_still_userinfo() -> None:
+    url = "https://svc:ab/cd+ef=gh1234@gateway.example/v1?x=1"
+    assert split_userinfo(url) == ("svc:ab/cd+ef=gh1234", "gateway.example/v1?x=1")
+    assert Scrubber.for_key(None, url).url(url) == "https://***@gateway.example/v1?x=1"
+    assert split_userinfo("https://gateway.example/v1?mail=a@b") == (
+        None,
+        "https://gateway.example/v1?mail=a@b",
+    )
+
+
+def test_key_and_token_alone_are_credentials_in_a_query() -> None:
+    url = "https://gateway.example/?key=abc123456789&token=zz&mode=fast"
+    assert Scrubber().url(url) == "https://gateway.example/?key=***&token=***&mode=fast"
+
+
+def test_userinfo_is_found_inside_one_json_string_only() -> None:
+    text = '{"u":"https://x","e":"a@b","v":"https://svc:pw@host"}'
+    cleaned = Scrubber().text(text)
+    assert json.loads(cleaned) == {"u": "https://x", "e": "a@b", "v": "https://***@host"}

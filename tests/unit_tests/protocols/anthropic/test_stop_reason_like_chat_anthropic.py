@@ -1,0 +1,95 @@
+"""Messages replies keep `stop_reason` and `stop_sequence` in `response_metadata` exactly as
+ChatAnthropic gives them (issue 21 item 9), beside the normalised `finish_reason`, invoked and
+streamed: code written for ChatAnthropic checks `response_metadata["stop_reason"] ==
+"max_tokens"`. ChatAnthropic itself (its SDK over a mock transport) is the oracle."""
+
+from __future__ import annotations
+
+import json
+import operator
+from functools import reduce
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+from langchain_anthropic import ChatAnthropic
+
+from tests.support.fake_gateway import FakeGateway
+
+KEYS = ("stop_reason", "stop_sequence")
+
+
+def _reply(stop_reason: str, stop_sequence: str | None) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": "ok"}]
+    if stop_reason == "tool_use":
+        content.append({"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}})
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "kimi-k3.1-pro",
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": stop_sequence,
+        "usage": {"input_tokens": 3, "output_tokens": 2},
+    }
+
+
+def _sse(body: dict[str, Any]) -> str:
+    start = {**body, "content": [], "stop_reason": None, "stop_sequence": None}
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
+    for index, block in enumerate(body["content"]):
+        events.append({"type": "content_block_start", "index": index, "content_block": block})
+        events.append({"type": "content_block_stop", "index": index})
+    delta = {"stop_reason": body["stop_reason"], "stop_sequence": body["stop_sequence"]}
+    events.append({"type": "message_delta", "delta": delta, "usage": {"output_tokens": 2}})
+    events.append({"type": "message_stop"})
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+
+
+def _chat_anthropic(body: dict[str, Any], stream: bool) -> Any:
+    def handler(_request: httpx2.Request) -> httpx2.Response:
+        if stream:
+            headers = {"content-type": "text/event-stream"}
+            return httpx2.Response(200, text=_sse(body), headers=headers)
+        return httpx2.Response(200, json=body)
+
+    peer = ChatAnthropic(model="claude-x", api_key="k")  # type: ignore[call-arg,arg-type]
+    client = httpx2.Client(transport=httpx2.MockTransport(handler))
+    peer.__dict__["_client"] = anthropic.Anthropic(api_key="k", http_client=client)
+    if stream:
+        return reduce(operator.add, peer.stream("hi"))
+    return peer.invoke("hi")
+
+
+def _chat_kimi(body: dict[str, Any], stream: bool) -> Any:
+    gateway = FakeGateway(lambda _body, _path: _sse(body) if stream else body)
+    model = gateway.model("anthropic")
+    if stream:
+        return reduce(operator.add, model.stream("hi"))
+    return model.invoke("hi")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["invoke", "stream"])
+@pytest.mark.parametrize(
+    ("stop_reason", "stop_sequence", "finish_reason"),
+    [
+        ("end_turn", None, "stop"),
+        ("stop_sequence", "END", "stop"),
+        ("max_tokens", None, "length"),
+        ("tool_use", None, "tool_calls"),
+    ],
+)
+def test_stop_reason_and_sequence_as_chat_anthropic_gives_them(
+    stream: bool, stop_reason: str, stop_sequence: str | None, finish_reason: str
+) -> None:
+    body = _reply(stop_reason, stop_sequence)
+    theirs = _chat_anthropic(body, stream).response_metadata
+    ours = _chat_kimi(body, stream).response_metadata
+    assert {k: theirs[k] for k in KEYS} == {
+        "stop_reason": stop_reason,
+        "stop_sequence": stop_sequence,
+    }
+    assert {k: ours[k] for k in KEYS} == {k: theirs[k] for k in KEYS}
+    assert ours["finish_reason"] == finish_reason
