@@ -576,3 +576,35 @@ def test_a_new_episode_starts_near_the_rate_the_last_one_measured() -> None:
     pacer.sent(10.0)
     pacer.throttled(sent_at=10.0, now=10.0)  # a lone 429 much later
     assert pacer.rate == pytest.approx(MARGIN * 50.0)
+
+
+def _paced_pacer(rate: float) -> Pacer:
+    """A pacer at `rate`, a step starting at t=2 s just after a 429."""
+    pacer = Pacer()
+    pacer.sent(2.0)
+    pacer.throttled(sent_at=2.0, now=2.0)
+    pacer.rate = rate
+    pacer._first_step = False
+    pacer._sends.clear()
+    pacer._refused.clear()
+    return pacer
+
+
+def test_a_pace_nobody_used_is_not_raised() -> None:
+    # Calls waited (they slept their own back-off), yet only 4 sends went out in a step that
+    # allowed 25: the step says nothing about the gateway, the rate stays.
+    pacer = _paced_pacer(100.0)
+    for i in range(4):
+        now = 2.0 + 0.05 * (i + 1)
+        pacer._last_waited = now
+        pacer.sent(now)
+    assert pacer.current(2.3) == 100.0
+
+
+def test_a_step_whose_sends_were_all_refused_halves_the_rate() -> None:
+    pacer = _paced_pacer(100.0)
+    for i in range(4):
+        now = 2.0 + 0.05 * (i + 1)
+        pacer.sent(now)
+        pacer.throttled(sent_at=now, now=now)
+    assert pacer.current(2.3) == 50.0
