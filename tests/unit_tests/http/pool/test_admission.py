@@ -289,7 +289,8 @@ async def test_queue_is_fifo_across_tasks_and_cancellation_hands_the_slot_on() -
     assert gate.queued == 5
     tasks[1].cancel()  # leaves the queue; the others keep their places
     holder.release()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    # Woken by each release, not by their (30 s) timeouts: the whole queue drains at once.
+    await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 10.0)
     assert order == [0, 2, 3, 4]
     assert gate.in_flight == 0
     assert gate.queued == 0
