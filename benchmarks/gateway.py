@@ -3,9 +3,11 @@
 `python -m benchmarks.gateway --rate R [--seed S]` serves the same replies as `benchmarks.server`,
 printing `PORT <n>` first, but:
 
-- **rate limit**: a token bucket of `--rate` requests/s (burst: one second's worth); beyond it,
-  `429` with `Retry-After` (whole seconds until the next token, as HTTP requires) and an
-  anthropic/openai-shaped rate-limit error body;
+- **rate limit**: a token bucket of `--rate` requests/s holding `--burst` seconds' worth; beyond
+  it, `429` with an anthropic/openai-shaped rate-limit error body and a `Retry-After` in the form
+  `--retry-after` names: `integer` (whole seconds until the next token, as HTTP requires),
+  `fraction` (e.g. `0.020`), `date` (an HTTP date, one-second resolution), `absent`, `zero`,
+  `negative`;
 - **think time**: each admitted JSON reply is sent after a delay drawn uniformly from
   `--min-delay`..`--max-delay` seconds by a seeded generator (the same sequence every run);
 - **paced streams**: an SSE reply is sent in `--bursts` writes spread over `--stream-seconds`,
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import email.utils
 import json
 import math
 import random
@@ -65,19 +68,34 @@ def extraction_reply(body: bytes) -> bytes:
     return json.dumps(reply).encode()
 
 
+def retry_after_header(form: str, wait: float) -> bytes:
+    """The `Retry-After` line (or none) for a 429 whose next token is `wait` seconds away."""
+    if form == "absent":
+        return b""
+    values = {
+        "integer": lambda: str(max(1, math.ceil(wait))),
+        "fraction": lambda: f"{wait:.3f}",
+        "zero": lambda: "0",
+        "negative": lambda: "-1",
+        "date": lambda: email.utils.formatdate(time.time() + wait, usegmt=True),
+    }
+    return f"retry-after: {values[form]()}\r\n".encode()
+
+
 class TokenBucket:
-    def __init__(self, rate: float) -> None:
+    def __init__(self, rate: float, burst: float = 1.0) -> None:
         self.rate = rate
+        self.capacity = max(1.0, rate * burst)
         self.reset()
 
     def reset(self) -> None:
-        self.tokens = self.rate
+        self.tokens = self.capacity
         self.stamp = time.monotonic()
 
     def take(self) -> float:
         """0 when a request may pass, else the seconds until the next token."""
         now = time.monotonic()
-        self.tokens = min(self.rate, self.tokens + (now - self.stamp) * self.rate)
+        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
         if self.tokens >= 1:
             self.tokens -= 1
@@ -92,7 +110,7 @@ class Gateway:
             "anthropic": replies_for("anthropic", args.events),
             "openai": replies_for("openai", args.events),
         }
-        self.bucket = TokenBucket(args.rate)
+        self.bucket = TokenBucket(args.rate, args.burst)
         self.delays = random.Random(args.seed)
         self.stats = {"requests": 0, "throttled": 0, "answered": 0}
         self.done = asyncio.Event()
@@ -121,7 +139,7 @@ class Gateway:
             self.stats["throttled"] += 1
             error = json.dumps(_RATE_LIMITED[protocol]).encode()
             head = _response("429 Too Many Requests", "application/json", error)
-            retry_after = f"retry-after: {max(1, math.ceil(wait))}\r\n".encode()
+            retry_after = retry_after_header(self.args.retry_after, wait)
             writer.write(head.replace(b"\r\n", b"\r\n" + retry_after, 1))
             return True
         replies = self.replies[protocol]
@@ -171,6 +189,12 @@ async def serve(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rate", type=float, default=50.0, help="requests/s; 0: unlimited")
+    parser.add_argument("--burst", type=float, default=1.0, help="seconds of rate the bucket holds")
+    parser.add_argument(
+        "--retry-after",
+        default="integer",
+        choices=["integer", "fraction", "date", "absent", "zero", "negative"],
+    )
     parser.add_argument("--seed", type=int, default=15)
     parser.add_argument("--min-delay", type=float, default=0.2)
     parser.add_argument("--max-delay", type=float, default=2.0)

@@ -161,15 +161,20 @@ class ServerProcess:
             return
         with contextlib.suppress(httpx.HTTPError):
             httpx.post(f"http://127.0.0.1:{self.port}/__shutdown", timeout=2.0)
-        if proc.stdin is not None:
-            proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """End a child that stops at stdin EOF: close its stdin, wait (kill after 10 s), close."""
+    if proc.stdin is not None:
+        proc.stdin.close()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
 
 
 def _log(message: str) -> None:

@@ -27,13 +27,36 @@ _CONTEXT_OVERFLOW = re.compile(
     r"maximum context|prompt is too long|too many tokens",
     re.IGNORECASE,
 )
-# 429 is "Límite de solicitudes superado o cuota insuficiente" (all three documents): these words
-# in the error type, code or message tell the exhausted quota (not worth retrying) apart.
-_QUOTA_EXHAUSTED = re.compile(
-    r"quota|insufficient[_ ](?:balance|funds|credits?)|\bbalance\b|billing|\bcredits?\b|"
-    r"payment|arrears|recharge",
+# 429 is "Límite de solicitudes superado o cuota insuficiente" (all three documents): no field
+# tells an exhausted quota (not worth retrying) from a rate limit. In order (`_quota_exhausted`):
+# a type or code naming the quota or balance (OpenAI `insufficient_quota`, Moonshot
+# `exceeded_current_quota_error`); a type or code naming a rate limit, or any Retry-After (the
+# gateway says when to come back: a rate limit); else a message saying the quota, balance or
+# credit is exhausted. "Rate limit exceeded for your quota tier" is a rate limit.
+_QUOTA_NAMES = re.compile(
+    r"quota|insufficient_(?:balance|funds|credits?)|credit_balance|billing|balance|arrears|"
+    r"out_of_credits?|payment_required",
     re.IGNORECASE,
 )
+_RATE_LIMIT_NAMES = re.compile(r"rate_?limit|too_many_requests|^requests$|^tokens$", re.IGNORECASE)
+_EXHAUSTED = re.compile(
+    r"exceeded your (?:current )?quota|quota (?:is |has been )?(?:exhausted|used up|depleted)|"
+    r"insufficient (?:account )?(?:balance|funds|credits?|quota)|"
+    r"(?:credit|account) balance (?:is )?(?:too low|insufficient|not enough|exhausted)|"
+    r"balance (?:is )?(?:insufficient|exhausted|too low|not enough)|out of credits|"
+    r"no (?:remaining )?credits|in arrears|please recharge",
+    re.IGNORECASE,
+)
+
+
+def _quota_exhausted(names: tuple[str | None, ...], message: str, *, retry_after: bool) -> bool:
+    """Whether a 429 says the quota or balance is exhausted (see `_QUOTA_NAMES`)."""
+    given = [name for name in names if name]
+    if any(_QUOTA_NAMES.search(name) for name in given):
+        return True
+    if retry_after or any(_RATE_LIMIT_NAMES.search(name) for name in given):
+        return False
+    return _EXHAUSTED.search(message) is not None
 
 
 class KimiError(lc.ModelError):
@@ -166,8 +189,14 @@ class KimiStreamError(KimiAPIError):
         super().__init__(message, **kwargs)
 
 
-def _class_for_status(status: int, message: str, *, hints: str = "") -> type[KimiError]:
-    """`hints`: the error type and code, read together with the message for a 429."""
+def _class_for_status(
+    status: int,
+    message: str,
+    *,
+    names: tuple[str | None, ...] = (),
+    retry_after: bool = False,
+) -> type[KimiError]:
+    """`names`: the error type and code; `retry_after`: the reply said when to retry (a 429)."""
     if status < 500 and _CONTEXT_OVERFLOW.search(message):
         return KimiContextOverflowError
     if status == 401:
@@ -179,7 +208,7 @@ def _class_for_status(status: int, message: str, *, hints: str = "") -> type[Kim
     if status == 408:
         return KimiTimeoutError
     if status == 429:
-        quota = _QUOTA_EXHAUSTED.search(f"{hints} {message}")
+        quota = _quota_exhausted(names, message, retry_after=retry_after)
         return KimiQuotaExceededError if quota else KimiRateLimitError
     if status >= 500:
         return KimiAPIError
@@ -234,13 +263,18 @@ def snippet(text: str) -> str:
 
 
 def error_from_response(
-    status: int, body_text: str, *, header_request_id: str | None = None
+    status: int,
+    body_text: str,
+    *,
+    header_request_id: str | None = None,
+    retry_after: bool = False,
 ) -> KimiError:
-    """The typed error for an HTTP error response (JSON in either shape, HTML, or empty)."""
+    """The typed error for an HTTP error response (JSON in either shape, HTML, or empty);
+    `retry_after`: the response said when to retry."""
     message, err_type, request_id, code = _parse_error_body(body_text)
     if message is None:
         message = f"HTTP {status} from the Kimi gateway: {snippet(body_text)}"
-    cls = _class_for_status(status, message, hints=f"{err_type} {code}")
+    cls = _class_for_status(status, message, names=(err_type, code), retry_after=retry_after)
     return cls(
         message,
         status_code=status,
@@ -256,8 +290,7 @@ def error_from_stream_payload(payload: Any, *, request_id: str | None = None) ->
     message, err_type, body_request_id, code = _fields_from_payload(payload)
     message = message or f"error event in stream: {snippet(json.dumps(payload))}"
     status = _status_for_error(err_type, code)
-    hints = f"{err_type} {code}"
-    cls = _class_for_status(status, message, hints=hints) if status else KimiAPIError
+    cls = _class_for_status(status, message, names=(err_type, code)) if status else KimiAPIError
     return cls(
         message,
         status_code=status,

@@ -42,8 +42,12 @@ def failure_from_status(
     status: int, body_text: str, headers: Mapping[str, str], *, secret: str
 ) -> Failure:
     """An HTTP error response. Bodies are redacted: a gateway may echo the key it rejected."""
+    retry_after = retry_after_seconds(headers)
     error = error_from_response(
-        status, redact(body_text, secret), header_request_id=header_request_id(headers)
+        status,
+        redact(body_text, secret),
+        header_request_id=header_request_id(headers),
+        retry_after=retry_after is not None,
     )
     # An exhausted quota is a 429 too, but waiting does not refill it.
     retryable = is_retryable_status(status) and not isinstance(error, KimiQuotaExceededError)
@@ -51,7 +55,7 @@ def failure_from_status(
         error=error,
         retryable=retryable,
         fallback=status >= 500,
-        retry_after=retry_after_seconds(headers) if retryable else None,
+        retry_after=retry_after if retryable else None,
     )
 
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import math
 import random
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from langchain_kimi._errors import KimiError
 
@@ -21,7 +24,9 @@ logger = logging.getLogger("langchain_kimi")
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _BACKOFF_BASE = 0.5
 _BACKOFF_CAP = 8.0
-_RETRY_AFTER_CAP = 60.0
+RETRY_AFTER_CAP = 60.0
+"""Longest server-requested wait honoured by a call without a pool timeout (a call with one is
+limited by it instead, and fails at once, saying so, when the gateway asks for longer)."""
 
 
 @dataclass(frozen=True)
@@ -32,7 +37,7 @@ class Failure:
     retryable: bool
     # The primary may be swapped for the fallback base once its retries are spent.
     fallback: bool
-    # Server-requested wait in seconds (Retry-After), already capped.
+    # Server-requested wait in seconds (Retry-After and its cousins), never negative.
     retry_after: float | None = None
 
 
@@ -64,10 +69,18 @@ class RetryPlan:
         """Retries already spent on the current base."""
         return self._attempt
 
-    def next_delay(self, failure: Failure, path: str = "") -> float | None:
-        """Seconds to wait before the next attempt on `self.base`, or None to give up."""
+    def next_delay(
+        self, failure: Failure, path: str = "", *, requeue: bool = False
+    ) -> float | None:
+        """Seconds to wait before the next attempt on `self.base`, or None to give up.
+
+        `requeue`: the pool re-queues this attempt (a 429 while the gateway serves the pool: the
+        call only lost its turn); it waits the server's delay, if any, and spends no retry."""
         if not failure.retryable:
             return None
+        if requeue:
+            logger.debug("re-queued %s%s after: %s", self.base, path, failure.error.message)
+            return failure.retry_after or 0.0
         if self._attempt < self._max_retries:
             delay = failure.retry_after
             if delay is None:
@@ -99,31 +112,72 @@ def backoff_delay(
 def retry_after_seconds(
     headers: Mapping[str, str], *, now: Callable[[], float] = time.time
 ) -> float | None:
-    """The server's requested wait: `retry-after-ms`, else `Retry-After` (seconds or HTTP date)."""
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms is not None:
-        try:
-            return _cap(float(raw_ms) / 1000.0)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
+    """The server's requested wait in seconds (0 for "now" or a time already past), from the
+    first header present: `retry-after-ms`, `Retry-After` (seconds, fractions allowed, or an HTTP
+    date), OpenAI's `x-ratelimit-reset-requests` / `-tokens` ("1s", "6m0s", "20ms"), Anthropic's
+    `anthropic-ratelimit-requests-reset` / `-tokens-reset` (RFC 3339). None when none is usable."""
+    readers: tuple[tuple[str, Callable[[str], float | None]], ...] = (
+        ("retry-after-ms", lambda raw: _number(raw, scale=0.001)),
+        ("retry-after", lambda raw: _number(raw) if _is_number(raw) else _http_date(raw, now)),
+        ("x-ratelimit-reset-requests", _duration),
+        ("x-ratelimit-reset-tokens", _duration),
+        ("anthropic-ratelimit-requests-reset", lambda raw: _iso_time(raw, now)),
+        ("anthropic-ratelimit-tokens-reset", lambda raw: _iso_time(raw, now)),
+    )
+    for name, read in readers:
+        raw = headers.get(name)
+        seconds = None if raw is None else read(raw.strip())
+        if seconds is not None:
+            return seconds
+    return None
+
+
+def _is_number(raw: str) -> bool:
+    return _number(raw) is not None
+
+
+def _number(raw: str, *, scale: float = 1.0) -> float | None:
     try:
-        return _cap(float(raw))
+        seconds = float(raw) * scale
     except ValueError:
-        pass
+        return None
+    return _non_negative(seconds)
+
+
+def _non_negative(seconds: float) -> float | None:
+    if not math.isfinite(seconds):
+        return None
+    return max(seconds, 0.0)
+
+
+def _http_date(raw: str, now: Callable[[], float]) -> float | None:
     try:
         when = email.utils.parsedate_to_datetime(raw)
     except (TypeError, ValueError, IndexError):
         return None
-    return _cap(when.timestamp() - now())
+    return _non_negative(when.timestamp() - now())
 
 
-def _cap(seconds: float) -> float | None:
-    if seconds != seconds:  # NaN
+def _iso_time(raw: str, now: Callable[[], float]) -> float | None:
+    try:
+        when = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
         return None
-    return min(max(seconds, 0.0), _RETRY_AFTER_CAP)
+    if when.tzinfo is None:
+        return None
+    return _non_negative(when.timestamp() - now())
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def _duration(raw: str) -> float | None:
+    """OpenAI's reset durations: "1s", "6m0s", "1h2m3.5s", "20ms"."""
+    if not raw or _DURATION_PART.sub("", raw):
+        return _number(raw)  # a bare number of seconds, or not a duration
+    total = sum(float(n) * _UNIT_SECONDS[unit] for n, unit in _DURATION_PART.findall(raw))
+    return _non_negative(total)
 
 
 def is_retryable_status(status: int) -> bool:

@@ -2,7 +2,8 @@
 
 `Script` replays responses or exceptions in order (the last one repeats) and records every
 request; `scripted_transport` wires a handler into sync and async clients and records each back-off
-delay instead of sleeping, so every retry is observable.
+delay instead of sleeping, so every retry is observable. Unless a test brings its own clock, the
+pool's clock is a fake one that the recorded delays advance: time passes only by those waits.
 """
 
 from __future__ import annotations
@@ -48,16 +49,25 @@ def scripted_transport(
 ) -> tuple[Transport, list[float]]:
     """The transport and the list its back-off delays are recorded in (nothing sleeps)."""
     delays: list[float] = []
+    elapsed = [0.0]
+
+    def sleep(seconds: float) -> None:
+        delays.append(seconds)
+        elapsed[0] += seconds
 
     async def async_sleep(seconds: float) -> None:
-        delays.append(seconds)
+        sleep(seconds)
 
-    settings: dict[str, Any] = {"timeout": httpx.Timeout(5.0), **config}
+    settings: dict[str, Any] = {
+        "timeout": httpx.Timeout(5.0),
+        "clock": lambda: 1000.0 + elapsed[0],
+        **config,
+    }
     cfg = TransportConfig(
         base_url=base_url,
         fallback_base_url=fallback,
         api_key=SecretStr(key),
-        sleep=delays.append,
+        sleep=sleep,
         async_sleep=async_sleep,
         **settings,
     )

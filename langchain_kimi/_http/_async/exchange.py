@@ -75,11 +75,10 @@ class AsyncExchange(Exchange):
             report(permit, outcome)
             if not isinstance(outcome, Failure):
                 return outcome, base, permit
-            delay = plan.next_delay(outcome, path)
+            delay = plan.next_delay(outcome, path, requeue=admitted.requeues(outcome))
             if delay is None:
                 raise outcome.error
-            if delay:
-                admitted.waiting(delay)
+            if delay := admitted.retry_wait(delay, outcome):
                 await self._config.async_sleep(delay)
 
     async def apost_json(self, path: str, body: dict[str, Any]) -> JsonReply:

@@ -76,11 +76,10 @@ class SyncExchange(Exchange):
             report(permit, outcome)
             if not isinstance(outcome, Failure):
                 return outcome, base, permit
-            delay = plan.next_delay(outcome, path)
+            delay = plan.next_delay(outcome, path, requeue=admitted.requeues(outcome))
             if delay is None:
                 raise outcome.error
-            if delay:
-                admitted.waiting(delay)
+            if delay := admitted.retry_wait(delay, outcome):
                 self._config.sleep(delay)
 
     def post_json(self, path: str, body: dict[str, Any]) -> JsonReply:

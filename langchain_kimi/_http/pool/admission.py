@@ -1,43 +1,60 @@
-"""Admission to one shared connection pool: a fair FIFO queue, one cool-down, adaptive pacing.
+"""Admission to one shared connection pool: one fair queue, paced after a 429.
 
 Every attempt of every call on a pool takes a `Permit` here before it is sent and gives it back
-when its response is done (a stream: when it is closed). Three rules, shared by threads and by any
-number of event loops through one lock:
+when its response is done (a stream: when it is closed). Shared by threads and by any number of
+event loops through one lock:
 
-- **Fair FIFO queue.** At most `capacity` requests are in flight (the pool's connection count), so
+- **One fair queue.** At most `capacity` requests are in flight (the pool's connections), so
   httpcore's own queue stays empty: it rescans every queued request against every connection on
   each pool event, which made 500 concurrent calls five times slower than 100. Beyond that, calls
-  wait here, first come first served.
-- **Shared cool-down.** A 429 (or a 503 with `Retry-After`) holds back every call of the pool
-  until the gateway's `Retry-After` has passed, so waiting calls do not each discover the limit.
-- **Adaptive pacing** (`_pacing`, on unless `adaptive_concurrency=False`): from the first 429 on,
-  the cool-down is spread instead of waited out together: sends go out one by one at the rate the
-  gateway admitted (the `_aimd` window counts how many of the throttled burst got through), so
-  calls neither all wait the whole `Retry-After` nor all fire when it ends.
+  wait here in the order they first arrived: a call sent again after a 429 keeps its place.
+  **Capacity follows slow answers**: while calls wait for a slot and the slots are held for
+  `SLOW_ANSWER` seconds or more on average, it grows by `capacity_step` (another connection pool
+  of that size, `spread`), up to `max_capacity`: a gateway admitting 20 calls/s of 60 s answers
+  needs 1,200 in flight.
+- **Pacing** (`pacer`, on unless `adaptive_concurrency=False`): from the first 429 on, the head of
+  the queue is sent when the pacer's next turn comes, at the rate the gateway admits. Only the
+  head sleeps on a time (at most one turn long); the others wait to be woken, so a cancelled call
+  frees its place at once and nobody sleeps on a stale rate.
+- **Shared cool-down** for what pacing does not cover: a 503 with `Retry-After` (and, with
+  adaptive pacing off, a 429) holds back every call of the pool until that time has passed.
 
 A call never waits here longer than its own pool timeout (`httpx.Timeout.pool`: the time it
-accepts to wait for a connection); it fails with `KimiTimeoutError` instead. Its own retry delay
-(chosen by `_retry` as before) counts toward the cool-down, so it never waits twice.
+accepts to wait for a connection); it fails with `KimiTimeoutError` instead.
+
+The waiting itself is one generator (`AdmittedCall._turns`): the sync and async entries only
+carry out the waits it asks for, so they cannot drift. An exception of any kind during a wait
+(a timeout, a cancellation, a `KeyboardInterrupt`) closes the generator, which leaves the queue
+and hands on a slot granted meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
+import contextlib
+import itertools
 import threading
-from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from langchain_kimi._errors import KimiError, KimiTimeoutError
-from langchain_kimi._http.pool.adaptive_window import AdaptiveWindow
 from langchain_kimi._http.pool.pacer import Pacer
+from langchain_kimi._http.retry import RETRY_AFTER_CAP
 
 DEFAULT_COOL_DOWN = 0.5
-"""Seconds every call waits after a 429 that carries no `Retry-After`."""
+"""Seconds every call waits after a 429 without `Retry-After` when adaptive pacing is off."""
+SLOW_ANSWER = 1.0
+"""Seconds a slot is held on average (sent to closed) above which a full pool grows."""
+_HOLD_WEIGHT = 0.1  # of each released slot, in the moving average of hold times
+SERVING_WINDOW = 10.0
+"""A 429 costs a call no retry while the gateway answered another call of the pool this recently:
+the call only lost its turn, the pool is being served."""
 
 
 class _Failed(Protocol):
-    """What admission needs to know of a failed attempt (a `_retry.Failure`)."""
+    """What admission needs to know of a failed attempt (a `retry.Failure`)."""
 
     @property
     def error(self) -> KimiError: ...
@@ -49,61 +66,104 @@ class _Failed(Protocol):
     def retry_after(self) -> float | None: ...
 
 
-def cool_down_after(status: int | None, retry_after: float | None) -> float | None:
-    """The pool-wide pause an HTTP status asks for: a 429, or a 503 that names its own wait."""
+@dataclass(frozen=True)
+class Outcome:
+    """A finished attempt as admission sees it."""
+
+    kind: Literal["answered", "throttled", "overloaded", "other"]
+    retry_after: float | None = None
+
+
+ANSWERED = Outcome("answered")
+OTHER = Outcome("other")
+
+
+def outcome_of(failure: _Failed | None) -> Outcome:
+    """A finished attempt, from its `retry.Failure` (None: a reply)."""
+    if failure is None:
+        return ANSWERED
+    if not failure.retryable:  # e.g. an exhausted quota's 429 (`replies`): no pause
+        return OTHER
+    status = failure.error.status_code
     if status == 429:
-        return DEFAULT_COOL_DOWN if retry_after is None else retry_after
-    if status == 503 and retry_after is not None:
-        return retry_after
-    return None
+        return Outcome("throttled", failure.retry_after)
+    if status == 503 and failure.retry_after is not None:
+        return Outcome("overloaded", failure.retry_after)
+    return OTHER
 
 
 class _Waiter:
-    """One queued call, woken from whichever thread frees a slot for it."""
+    """One queued call, woken from whichever thread changes the queue."""
 
-    __slots__ = ("event", "future", "granted", "loop")
+    __slots__ = ("event", "future", "granted", "loop", "queued", "sent_at", "ticket")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop | None) -> None:
-        self.granted = False
+    def __init__(self, ticket: int, loop: asyncio.AbstractEventLoop | None) -> None:
+        self.ticket = ticket
         self.loop = loop
+        self.granted = False
+        self.queued = False
+        self.sent_at = 0.0
         self.event = threading.Event() if loop is None else None
-        self.future: asyncio.Future[None] | None = None if loop is None else loop.create_future()
+        self.future: asyncio.Future[None] | None = None
 
-    def wake(self) -> bool:
-        """False when the waiter's loop is gone (its slot must be handed on)."""
+    def arm(self) -> None:
+        """Before polling: a wake from now on ends the next wait."""
+        if self.event is not None:
+            self.event.clear()
+        else:
+            assert self.loop is not None
+            self.future = self.loop.create_future()
+
+    def wake(self) -> None:
         if self.event is not None:
             self.event.set()
-            return True
+            return
         assert self.loop is not None
-        try:
+        with contextlib.suppress(RuntimeError):  # its loop was closed: nobody to wake
             self.loop.call_soon_threadsafe(self._resolve)
-        except RuntimeError:  # the loop was closed while its task waited
-            return False
-        return True
 
     def _resolve(self) -> None:
         if self.future is not None and not self.future.done():
             self.future.set_result(None)
 
 
-class Admission:
-    """The queue, cool-down and window of one pool. Thread-safe; used by every loop."""
+@dataclass(frozen=True)
+class _Wait:
+    """What the turn generator asks its driver to do: sleep `seconds` (a paced turn or a
+    cool-down), or wait at most `seconds` to be woken (None: no limit)."""
 
-    def __init__(self, capacity: int, *, adaptive: bool, clock: Callable[[], float]) -> None:
+    seconds: float | None
+    timed: bool
+
+
+class Admission:
+    """The queue, cool-down and pacer of one pool. Thread-safe; used by every loop."""
+
+    def __init__(
+        self,
+        capacity: int,
+        *,
+        adaptive: bool,
+        clock: Callable[[], float],
+        max_capacity: int | None = None,
+    ) -> None:
         self.clock = clock
+        self.capacity = capacity
+        self.capacity_step = capacity
+        self.max_capacity = capacity if max_capacity is None else max_capacity
+        self.adaptive = adaptive
+        self._hold = 0.0  # moving average of how long a slot is held
         self._lock = threading.Lock()
-        self._window = AdaptiveWindow(ceiling=capacity, enabled=adaptive)
-        self._in_flight = 0
-        self._queue: deque[_Waiter] = deque()
-        self._resume_at = float("-inf")
-        self._epoch = 0  # bumped by every decrease: one decrease per burst of 429s
         self._pacer = Pacer()
-        self._cool_down = DEFAULT_COOL_DOWN  # the last burst's
+        self._in_flight = 0
+        self._queue: list[_Waiter] = []  # ordered by ticket: first arrival first
+        self._tickets = itertools.count()
+        self._resume_at = float("-inf")
+        self._answered_at = float("-inf")
 
     def __repr__(self) -> str:
         return (
-            f"Admission(in_flight={self._in_flight}, queued={len(self._queue)}, "
-            f"window={self._window.limit})"
+            f"Admission(in_flight={self._in_flight}, queued={len(self._queue)}, rate={self.rate})"
         )
 
     @property
@@ -111,117 +171,118 @@ class Admission:
         return self._in_flight
 
     @property
-    def window(self) -> float | None:
-        """The adaptive limit on requests in flight; None while inert."""
-        return self._window.limit
+    def queued(self) -> int:
+        return len(self._queue)
+
+    @property
+    def rate(self) -> float | None:
+        """The paced rate in requests/s; None while inert (full speed)."""
+        with self._lock:
+            return self._pacer.current(self.clock())
 
     def call(self, budget: float | None) -> AdmittedCall:
         """Admission for one call (all its attempts); `budget` = its pool timeout in seconds."""
-        return AdmittedCall(self, budget)
+        return AdmittedCall(self, budget, next(self._tickets))
+
+    def serving(self) -> bool:
+        """Whether the gateway answered a call of this pool within `SERVING_WINDOW`."""
+        return self.clock() - self._answered_at < SERVING_WINDOW
 
     # -- under the lock -----------------------------------------------------------------------
 
-    def _try_enter(self, waiter: _Waiter | None) -> Permit | None:
+    def _poll(self, waiter: _Waiter) -> Permit | _Wait:
+        """Grant what is due; the waiter's permit, or how it waits for its turn."""
         with self._lock:
-            if not self._queue and self._admits(self._in_flight):
-                self._in_flight += 1
-                return Permit(self, self._epoch)
-            if waiter is not None:
-                self._queue.append(waiter)
-        return None
+            waiter.arm()
+            if not waiter.granted and not waiter.queued:
+                bisect.insort(self._queue, waiter, key=lambda queued: queued.ticket)
+                waiter.queued = True
+            woken, head_wait = self._dispatch()
+            if waiter.granted:
+                permit: Permit | _Wait = Permit(self, waiter.sent_at)
+            elif self._queue[0] is waiter and head_wait is not None:
+                permit = _Wait(head_wait, timed=True)
+            else:
+                permit = _Wait(None, timed=False)
+        self._wake(woken, but=waiter)
+        return permit
 
-    def _grant(self) -> list[_Waiter]:
-        granted = []
-        while self._queue and self._admits(self._in_flight):
-            waiter = self._queue.popleft()
-            waiter.granted = True
+    def _dispatch(self) -> tuple[list[_Waiter], float | None]:
+        """Grant the head of the queue while it may go. Returns the waiters granted (and the
+        new head, whose wait changed), and the head's timed wait (None: it waits for a slot)."""
+        woken: list[_Waiter] = []
+        if self._queue and self._in_flight >= self.capacity and self._hold >= SLOW_ANSWER:
+            self.capacity = min(self.max_capacity, self.capacity + self.capacity_step)
+        while self._queue and self._in_flight < self.capacity:
+            now = self.clock()
+            wait = max(self._resume_at - now, self._pacer.delay(now) if self.adaptive else 0.0)
+            if wait > 0:
+                woken.append(self._queue[0])
+                return woken, wait
+            head = self._queue.pop(0)
+            head.queued = False
+            head.granted = True
+            head.sent_at = now
             self._in_flight += 1
-            granted.append(waiter)
-        return granted
+            if self.adaptive:
+                self._pacer.sent(now)
+            woken.append(head)
+        return woken, None
 
-    def _wake(self, waiters: list[_Waiter]) -> None:
+    def _wake(self, waiters: list[_Waiter], *, but: _Waiter | None = None) -> None:
         for waiter in waiters:
-            if not waiter.wake():
-                self._finish(None, release=True)
+            if waiter is not but:
+                waiter.wake()
 
-    def _leave(self, waiter: _Waiter, *, keep_granted: bool) -> bool:
-        """A queued call gives up waiting (timeout, cancellation). Returns whether it was granted
-        a slot meanwhile; that slot is kept if `keep_granted`, else handed on."""
+    def _leave(self, waiter: _Waiter) -> None:
+        """A waiting call gives up (timeout, cancellation, interrupt): out of the queue, and a
+        slot granted to it meanwhile goes to the next call."""
         with self._lock:
-            if not waiter.granted:
+            if waiter.queued:
                 self._queue.remove(waiter)
-                return False
-            if keep_granted:
-                return True
-            self._in_flight -= 1
-            woken = self._grant()
-        self._wake(woken)
-        return True
-
-    def _finish(self, permit: Permit | None, *, release: bool, outcome: Outcome = None) -> None:
-        with self._lock:
-            if isinstance(outcome, float) and (permit is None or permit.epoch == self._epoch):
-                self._resume_at = max(self._resume_at, self.clock() + outcome)
-                self._window.throttled(self._in_flight)
-                self._epoch += 1
-                self._cool_down = outcome
-                self._pace_admitted()
-            elif isinstance(outcome, float):
-                # A 429 of a request sent before the last decrease: the same overload. It does
-                # not extend the cool-down; it tells how few requests the gateway admitted.
-                self._window.throttled_again()
-                self._pace_admitted()
-            elif outcome == "ok":
-                self._window.succeeded(self._in_flight + len(self._queue))
-                self._pacer.replied(self.clock())
-            if not release:
-                return
-            self._in_flight -= 1
-            woken = self._grant()
+                waiter.queued = False
+            if waiter.granted:
+                waiter.granted = False
+                self._in_flight -= 1
+            woken, _ = self._dispatch()
         self._wake(woken)
 
-    def _admits(self, in_flight: int) -> bool:
-        if self._pacer.rate is not None:  # pacing holds calls back by time, not by count
-            return in_flight < self._window.ceiling
-        return self._window.allows(in_flight)
-
-    def _pace_admitted(self) -> None:
-        admitted = self._window.limit  # None: not adaptive
-        if admitted is not None:
-            self._pacer.throttled(admitted, self._cool_down, self.clock())
-
-    def _pace(self, waited_until: float, deadline: float | None) -> float | None:
-        """Reserve this call's paced send time: seconds to wait, None if past `deadline`."""
+    def _finish(self, permit: Permit, outcome: Outcome | None, *, release: bool) -> None:
         with self._lock:
-            now = max(self.clock(), waited_until)  # its own retry delay counts, as for a pause
-            wait = self._pacer.delay(now)
-            if deadline is not None and self.clock() + wait > deadline:
-                return None
-            self._pacer.take(now)
-            return wait
+            now = self.clock()
+            if outcome is not None:
+                self._learn(permit, outcome, now)
+            if release:
+                self._in_flight -= 1
+                self._hold += _HOLD_WEIGHT * (now - permit.sent_at - self._hold)
+            woken, _ = self._dispatch()
+        self._wake(woken)
 
-    def _cool_down_left(self, waited_until: float) -> float:
-        if self._pacer.rate is not None:  # the cool-down is spread by pacing instead
-            return 0.0
-        return self._resume_at - max(self.clock(), waited_until)
-
-
-Outcome = float | Literal["ok"] | None
-"""What an attempt reports: a cool-down in seconds (throttled), "ok" (a reply), None (neither)."""
+    def _learn(self, permit: Permit, outcome: Outcome, now: float) -> None:
+        if outcome.kind == "answered":
+            self._answered_at = now
+        elif outcome.kind == "throttled" and self.adaptive:
+            self._pacer.throttled(permit.sent_at, now)
+        elif outcome.kind in ("throttled", "overloaded"):
+            pause = outcome.retry_after
+            if pause is None or pause <= 0:
+                pause = DEFAULT_COOL_DOWN if outcome.kind == "throttled" else 0.0
+            # A call whose pool timeout is shorter fails at once instead (`_turns`).
+            self._resume_at = max(self._resume_at, now + min(pause, RETRY_AFTER_CAP))
 
 
 class Permit:
     """One request's place in the pool. `done` reports the outcome once; `release` frees it."""
 
-    __slots__ = ("_admission", "_settled", "epoch", "released")
+    __slots__ = ("_admission", "_settled", "released", "sent_at")
 
-    def __init__(self, admission: Admission, epoch: int) -> None:
+    def __init__(self, admission: Admission, sent_at: float) -> None:
         self._admission = admission
-        self.epoch = epoch
+        self.sent_at = sent_at
         self._settled = False
         self.released = False
 
-    def done(self, outcome: Outcome, *, keep: bool = False) -> None:
+    def done(self, outcome: Outcome | None, *, keep: bool = False) -> None:
         """Report the outcome; free the slot too unless `keep` (an open stream still uses it)."""
         report = None if self._settled else outcome  # only the first report counts
         self._settled = True
@@ -229,7 +290,7 @@ class Permit:
         if release:
             self.released = True
         if report is not None or release:
-            self._admission._finish(self, release=release, outcome=report)
+            self._admission._finish(self, report, release=release)
 
     def release(self) -> None:
         self.done(None)
@@ -238,105 +299,109 @@ class Permit:
 class AdmittedCall:
     """One call's way into the pool, attempt after attempt (sync or async)."""
 
-    def __init__(self, admission: Admission, budget: float | None) -> None:
+    def __init__(self, admission: Admission, budget: float | None, ticket: int) -> None:
         self._admission = admission
         self._budget = budget
-        self._waited_until = float("-inf")
+        self._ticket = ticket
 
-    def waiting(self, seconds: float) -> None:
-        """The call is about to sleep its own retry delay: it counts toward the cool-down."""
-        self._waited_until = self._admission.clock() + seconds
+    def requeues(self, failure: _Failed) -> bool:
+        """Whether this failed attempt goes back to its place in the queue without spending a
+        retry: a 429 while pacing and while the gateway serves the pool's other calls."""
+        admission = self._admission
+        throttled = outcome_of(failure).kind == "throttled"
+        return throttled and admission.adaptive and admission.serving()
 
-    def _deadline(self) -> float | None:
-        return None if self._budget is None else self._admission.clock() + self._budget
+    def retry_wait(self, delay: float, failure: _Failed) -> float:
+        """The wait before the next attempt; raises the failure's error (saying why) when the
+        gateway's requested wait outlasts this call's pool timeout, or caps it without one."""
+        if failure.retry_after is None or delay != failure.retry_after:
+            return delay  # our own backoff
+        if self._budget is None:
+            return min(delay, RETRY_AFTER_CAP)
+        if delay > self._budget:
+            error = failure.error
+            error.message += (
+                f" (the gateway asked to retry after {delay:g}s, longer than this call's pool "
+                f"timeout of {self._budget:g}s: not retried)"
+            )
+            error.args = (error._render(),)
+            raise error
+        return delay
+
+    def enter(self, sleep: Callable[[float], None]) -> Permit:
+        """Wait for this call's turn (FIFO, paced, cool-down) within its pool timeout."""
+        waiter = _Waiter(self._ticket, None)
+        turns = self._turns(waiter)
+        try:
+            wait = next(turns)
+            while True:
+                if wait.timed:
+                    assert wait.seconds is not None
+                    sleep(wait.seconds)
+                else:
+                    assert waiter.event is not None
+                    waiter.event.wait(wait.seconds)
+                wait = next(turns)
+        except StopIteration as granted:
+            permit: Permit = granted.value
+            return permit
+        finally:
+            turns.close()  # interrupted (any BaseException): leaves the queue, frees its slot
+
+    async def aenter(self, sleep: Callable[[float], Awaitable[None]]) -> Permit:
+        """Async twin of `enter`: the same turns, awaited."""
+        waiter = _Waiter(self._ticket, asyncio.get_running_loop())
+        turns = self._turns(waiter)
+        try:
+            wait = next(turns)
+            while True:
+                if wait.timed:
+                    assert wait.seconds is not None
+                    await sleep(wait.seconds)
+                else:
+                    assert waiter.future is not None
+                    # On a timeout the generator decides: granted meanwhile, or timed out.
+                    # (`asyncio.timeout`, not `wait_for`: on 3.11 `wait_for` swallows a
+                    # cancellation that meets a completed future.)
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(wait.seconds):
+                            await waiter.future
+                wait = next(turns)
+        except StopIteration as granted:
+            permit: Permit = granted.value
+            return permit
+        finally:
+            turns.close()  # cancelled or interrupted: leaves the queue, frees its slot
+
+    def _turns(self, waiter: _Waiter) -> Generator[_Wait, None, Permit]:
+        """The waits of one attempt, up to its permit; shared by `enter` and `aenter`."""
+        admission = self._admission
+        clock = admission.clock
+        deadline = None if self._budget is None else clock() + self._budget
+        granted = False
+        try:
+            while True:
+                step = admission._poll(waiter)
+                if isinstance(step, Permit):
+                    granted = True
+                    return step
+                left = None if deadline is None else deadline - clock()
+                if step.timed:
+                    assert step.seconds is not None
+                    if left is not None and step.seconds > left:
+                        raise self._timed_out(
+                            f"its turn in the gateway's rate limit (pacing or cool-down, "
+                            f"{step.seconds:.2f}s away)"
+                        )
+                elif left is not None and left <= 0:
+                    raise self._timed_out("waiting for a free connection")
+                yield step if step.timed else _Wait(left, timed=False)
+        finally:
+            if not granted:
+                admission._leave(waiter)
 
     def _timed_out(self, what: str) -> KimiTimeoutError:
         return KimiTimeoutError(
             f"{what} would outlast this call's pool timeout of {self._budget:g}s "
             "(httpx.Timeout.pool); nothing was sent"
         )
-
-    def _pause(self, deadline: float | None) -> float:
-        """Seconds of shared cool-down still to wait; raises if that outlasts the deadline."""
-        pause = self._admission._cool_down_left(self._waited_until)
-        if pause <= 0:
-            return 0.0
-        if deadline is not None and self._admission.clock() + pause > deadline:
-            raise self._timed_out(f"the gateway's rate-limit cool-down ({pause:.2f}s left)")
-        self.waiting(pause)
-        return pause
-
-    def _paced(self, deadline: float | None) -> float:
-        """Seconds to wait for this call's paced send time (after a 429), within the deadline."""
-        wait = self._admission._pace(self._waited_until, deadline)
-        if wait is None:
-            raise self._timed_out("its turn in the rate-limit cool-down (paced)")
-        return wait
-
-    def _remaining(self, deadline: float | None) -> float | None:
-        return None if deadline is None else max(0.0, deadline - self._admission.clock())
-
-    def enter(self, sleep: Callable[[float], None]) -> Permit:
-        """Wait for a slot (FIFO), then for the shared cool-down; both within the pool timeout."""
-        admission = self._admission
-        deadline = self._deadline()
-        permit = admission._try_enter(None)
-        if permit is None:
-            waiter = _Waiter(None)
-            permit = admission._try_enter(waiter)
-            if permit is None:
-                assert waiter.event is not None
-                try:
-                    granted = waiter.event.wait(self._remaining(deadline))
-                except BaseException:  # e.g. Ctrl-C: leave the queue, hand on a slot granted since
-                    admission._leave(waiter, keep_granted=False)
-                    raise
-                if not granted and not admission._leave(waiter, keep_granted=True):
-                    raise self._timed_out("waiting for a free connection")
-                permit = Permit(admission, admission._epoch)
-        try:
-            while pause := self._pause(deadline):
-                sleep(pause)
-            if pace := self._paced(deadline):
-                sleep(pace)
-        except BaseException:
-            permit.release()
-            raise
-        return permit
-
-    async def aenter(self, sleep: Callable[[float], Awaitable[None]]) -> Permit:
-        """Async twin of `enter`."""
-        admission = self._admission
-        deadline = self._deadline()
-        permit = admission._try_enter(None)
-        if permit is None:
-            waiter = _Waiter(asyncio.get_running_loop())
-            permit = admission._try_enter(waiter)
-            if permit is None:
-                assert waiter.future is not None
-                try:
-                    await asyncio.wait_for(waiter.future, self._remaining(deadline))
-                except BaseException as exc:
-                    admission._leave(waiter, keep_granted=False)
-                    if isinstance(exc, TimeoutError):
-                        raise self._timed_out("waiting for a free connection") from None
-                    raise
-                permit = Permit(admission, admission._epoch)
-        try:
-            while pause := self._pause(deadline):
-                await sleep(pause)
-            if pace := self._paced(deadline):
-                await sleep(pace)
-        except BaseException:
-            permit.release()
-            raise
-        return permit
-
-
-def outcome_of(failure: _Failed | None) -> Outcome:
-    """A finished attempt as admission sees it, from its `_retry.Failure` (None: a reply)."""
-    if failure is None:
-        return "ok"
-    if not failure.retryable:  # e.g. an exhausted quota's 429 (`_http_replies`): no pause
-        return None
-    return cool_down_after(failure.error.status_code, failure.retry_after)

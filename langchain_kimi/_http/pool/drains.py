@@ -94,9 +94,8 @@ class _CloseGuard(httpx.SyncByteStream):
 class Drains:
     """The drains of one pool. Thread-safe."""
 
-    def __init__(self, admission: Admission, capacity: int) -> None:
+    def __init__(self, admission: Admission) -> None:
         self._admission = admission
-        self._capacity = capacity
         self._lock = threading.Lock()
         self._running: set[Drain] = set()
 
@@ -110,9 +109,7 @@ class Drains:
 
     def room(self) -> bool:
         """Whether a call could start now without waiting for a slot."""
-        window = self._admission.window
-        limit = self._capacity if window is None else min(window, self._capacity)
-        return self._admission.in_flight < limit
+        return self._admission.in_flight < self._admission.capacity
 
     def start(self, response: httpx.Response) -> Drain | None:
         """A place for one background drain of `response`; None when `DRAINS_PER_POOL` drains are

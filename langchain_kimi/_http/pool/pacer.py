@@ -1,18 +1,30 @@
-"""Pacing for one connection pool: after a 429, sends spread at the rate the gateway admits.
+"""The rate controller of one connection pool: after a 429, sends are paced at the admitted rate.
 
-Pure arithmetic, no I/O and no locking (the caller, `_admission`, holds the lock). Inert until the
-gateway first answers 429. From then on a client-side token bucket stands in front of the
-gateway's: it starts empty, refills at the rate the gateway admitted and holds at most the burst
-it admitted, and every send takes a token (a call whose token is not there yet reserves the next
-one and waits for it, so the waits are spread, first come first served).
+Sans-I/O: plain arithmetic on the times it is given (the caller, `admission`, holds the lock and
+the clock). Inert (no pacing, full speed) until the gateway first answers 429. From then on a
+client-side token bucket paces the sends at `rate`, and the rate is re-measured step by step:
 
-- **First estimate.** The throttled burst: the requests the gateway let through (the adaptive
-  window's count) per second of the cool-down it asked for (50 admitted, `Retry-After: 1`:
-  50/s). Spreading the waiting calls over the cool-down at that rate replaces releasing them
-  together when it ends.
-- **Afterwards.** Replies seen over the last `WINDOW` seconds are the admitted rate: a later 429
-  lowers the rate to that measurement (never compounding), and each reply raises it by about one
-  request/s per second, to find capacity that was not used.
+- **Start.** At the first 429 the rate is what the gateway admitted over the last second (sends
+  not answered 429; those still in flight count as admitted: a 429 comes back at once), or near
+  what the last episode measured if that is more. Every 429 of that first wave lowers it again
+  as it arrives.
+- **Steps** of at least `STEP` seconds and `STEP_SENDS` sends. A step in which a request sent at
+  the current rate met a 429 sets the rate to what the gateway admitted during the step (the
+  sends minus their 429s, per second), times `MARGIN` (half the rate if it admitted none): a
+  token-bucket gateway whose bucket is empty admits exactly its rate, so one step measures it,
+  whatever its burst or `Retry-After`.
+- **Probing.** A clean step in which calls waited for their turn and the pace was used raises
+  the rate: by `PROBE`
+  requests/s, then twice as much after each further clean step (never more than doubling it), so
+  a gateway whose limit rose, or a share another process gave up, is found within a few steps.
+  The first raises are the same number of requests/s for every pool: pools of several processes
+  behind one key drift toward equal shares, as TCP flows sharing a link do.
+- **Healing.** `HEAL` seconds with neither a 429 nor a call waiting for its turn: inert again.
+
+It assumes what a 429 says: the gateway refused that request because too many were sent, and
+admits some steady rate (the same for requests of any size); the `Retry-After` of the refused
+call is honoured by that call (`admission`), not used as a measure of the rate, because gateways
+round it (whole seconds), omit it, or say 0.
 """
 
 from __future__ import annotations
@@ -20,64 +32,148 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-WINDOW = 2.0
-"""Seconds of replies the admitted-rate measurement covers."""
-_MIN_COOL_DOWN = 0.1
+STEP = 0.25
+"""Shortest measuring step, in seconds."""
+STEP_SENDS = 4
+"""Fewest sends a step measures (a slow rate gets longer steps), unless `LONGEST_STEP` passes."""
+LONGEST_STEP = 2.0
+MARGIN = 0.9
+"""The rate after a throttled step, as a share of what the gateway admitted during it."""
+PROBE = 2.0
+"""Requests per second the first clean step adds; each further clean step adds twice the last."""
+MAX_PROBE = 1.0
+"""Largest raise of one step, as a share of the rate (1.0: doubling)."""
+USED = 0.75
+"""Share of the paced sends a step must have made for a clean step to raise the rate."""
+HEAL = 2.0
+"""Seconds without a 429 and without a waiting call before pacing switches off."""
+MIN_RATE = 0.1
+"""Requests per second: pacing never stops sending altogether."""
+_FIRST_LOOKBACK = 1.0
+_EPSILON = 1e-9  # a token refilled but for rounding is there
 
 
 @dataclass
 class Pacer:
-    """When each request of one pool may be sent; inert (`rate` None) until the first 429."""
+    """When the next request of one pool may be sent; inert (`rate` None) until the first 429."""
 
     rate: float | None = None
     """Requests per second; None while inert."""
-    burst: float = 1.0
-    """Most requests sent back to back after a quiet spell (what the gateway admitted at once)."""
-    _tokens: float = field(default=0.0, repr=False)  # below 0: sends already promised
-    _stamp: float = field(default=0.0, repr=False)
-    _started: float = field(default=0.0, repr=False)
-    _replies: deque[float] = field(default_factory=deque, repr=False)
+    _tokens: float = field(default=0.0, repr=False)  # the client bucket: sends it allows now
+    _stamp: float = field(default=0.0, repr=False)  # when `_tokens` was last refilled
+    _step_start: float = field(default=0.0, repr=False)
+    _step_sent: int = field(default=0, repr=False)
+    _step_throttled: int = field(default=0, repr=False)  # 429s of requests sent in this step
+    _clean_steps: int = field(default=0, repr=False)
+    _last_throttled: float = field(default=float("-inf"), repr=False)
+    _last_waited: float = field(default=float("-inf"), repr=False)
+    _known: float = field(default=0.0, repr=False)  # the last rate a throttled step measured
+    _first_step: bool = field(default=False, repr=False)  # the step the first wave started
+    _sends: deque[float] = field(default_factory=deque, repr=False)  # the last second's sends
+    _refused: deque[float] = field(default_factory=deque, repr=False)  # their 429s' send times
 
-    def throttled(self, admitted: float, cool_down: float, now: float) -> None:
-        """A 429: `admitted` = what the gateway let through of the burst that met the limit."""
-        floor = 1.0 / max(cool_down, _MIN_COOL_DOWN)
-        if self.rate is not None:
-            self._refill(now)
-        self._tokens = min(self._tokens, 0.0)  # the gateway's bucket is empty now
-        self._stamp = now
-        if self.rate is None or now - self._started < WINDOW:
-            # The first overload (its 429s arrive over a moment): what it admitted per cool-down.
-            self._started = now if self.rate is None else self._started
-            self.burst = max(1.0, admitted)
-            self.rate = self.burst * floor
+    # -- what happened -------------------------------------------------------------------------
+
+    def sent(self, now: float) -> None:
+        """A request of the pool went out (it took its turn)."""
+        self._advance(now)
+        self._sends.append(now)
+        self._forget(now)
+        if self.rate is None:
             return
-        self._trim(now)
-        self.rate = max(floor, min(self.rate, len(self._replies) / WINDOW))
+        self._refill(now)
+        self._tokens -= 1.0
+        self._step_sent += 1
 
-    def replied(self, now: float) -> None:
-        """A reply (the gateway admitted its request): measured, and the rate probes upward."""
-        self._replies.append(now)
-        self._trim(now)
-        if self.rate is not None:
-            self.rate += 1.0 / self.rate
+    def throttled(self, sent_at: float, now: float) -> None:
+        """A request sent at `sent_at` was answered 429."""
+        self._advance(now)
+        self._last_throttled = now
+        self._refused.append(sent_at)
+        self._forget(now)
+        if self.rate is None or (self._first_step and sent_at <= self._step_start):
+            self._first_estimate(now)
+            return
+        if sent_at >= self._step_start:
+            self._step_throttled += 1
+            self._tokens = min(self._tokens, 0.0)  # the gateway's bucket is empty now
 
     def delay(self, now: float) -> float:
-        """Seconds until the next send may start (0 while inert); `take` reserves it."""
+        """Seconds until the next send may go (0: now). Claims nothing: `sent` takes the turn."""
+        self._advance(now)
         if self.rate is None:
             return 0.0
         self._refill(now)
-        return max(0.0, (1.0 - self._tokens) / self.rate)
+        if self._tokens >= 1.0 - _EPSILON:
+            return 0.0
+        wait = (1.0 - self._tokens) / self.rate
+        if wait > 0:
+            self._last_waited = now
+        return wait
 
-    def take(self, now: float) -> None:
-        if self.rate is not None:
-            self._refill(now)
-            self._tokens -= 1.0
+    def current(self, now: float) -> float | None:
+        """The rate as of `now` (None: inert), without counting anyone as waiting."""
+        self._advance(now)
+        return self.rate
+
+    # -- how the rate follows --------------------------------------------------------------------
+
+    def _first_estimate(self, now: float) -> None:
+        """The first wave of 429s: the rate is what the last second's sends got through."""
+        if self.rate is None:
+            self._step_start = now
+            self._stamp = now
+            self._tokens = 0.0
+            self._step_sent = self._step_throttled = self._clean_steps = 0
+            self._first_step = True
+        admitted = len(self._sends) - len(self._refused)
+        # One 429 alone (a lone call) says little: start at one request per second at least, or
+        # near the rate the last episode measured (the gateway is likely the same).
+        self.rate = max(1.0, admitted / _FIRST_LOOKBACK, MARGIN * self._known)
+
+    def _advance(self, now: float) -> None:
+        """Close the current step once it has measured enough."""
+        if self.rate is None:
+            return
+        if now - self._last_throttled >= HEAL and now - self._last_waited >= HEAL:
+            self._go_inert()
+            return
+        span = now - self._step_start
+        if span < STEP or (self._step_sent < STEP_SENDS and span < LONGEST_STEP):
+            return
+        if self._step_throttled:
+            admitted = self._step_sent - self._step_throttled
+            # Nothing admitted (a few sends, all refused): halve, rather than guess from zero.
+            measured = MARGIN * admitted / span if admitted else self.rate / 2
+            self.rate = max(MIN_RATE, measured)
+            self._known = self.rate
+            self._clean_steps = 0
+        elif now - self._last_waited < span and self._step_sent >= USED * self.rate * span:
+            # The pace held calls back and was used: probe upward. (A pace nobody used, e.g.
+            # while the calls sleep their own back-off, proves nothing about the gateway.)
+            self.rate += min(self.rate * MAX_PROBE, PROBE * 2.0**self._clean_steps)
+            self._clean_steps += 1
+        self._end_first_step()
+        self._step_start = now
+        self._step_sent = self._step_throttled = 0
+
+    def _end_first_step(self) -> None:
+        if self._first_step and self.rate is not None:
+            self._known = max(self._known, self.rate)  # what the first wave let through
+        self._first_step = False
+
+    def _go_inert(self) -> None:
+        self._end_first_step()
+        self.rate = None
 
     def _refill(self, now: float) -> None:
         assert self.rate is not None
-        self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.rate)
+        burst = max(1.0, self.rate * STEP / 4)  # a small client burst: sends stay spread
+        self._tokens = min(burst, self._tokens + (now - self._stamp) * self.rate)
         self._stamp = now
 
-    def _trim(self, now: float) -> None:
-        while self._replies and self._replies[0] < now - WINDOW:
-            self._replies.popleft()
+    def _forget(self, now: float) -> None:
+        while self._sends and self._sends[0] < now - _FIRST_LOOKBACK:
+            self._sends.popleft()
+        while self._refused and self._refused[0] < now - _FIRST_LOOKBACK:
+            self._refused.popleft()

@@ -39,12 +39,17 @@ import httpx
 from langchain_kimi._http.config import DEFAULT_TIMEOUT
 from langchain_kimi._http.pool.admission import Admission
 from langchain_kimi._http.pool.drains import Drains
+from langchain_kimi._http.pool.spread import ASpread, Spread
 
 CAPACITY = 200
-"""Connections per client, and requests in flight per pool (the FIFO queue holds the rest, so
-httpcore's own queue, which it rescans against every connection on each pool event, stays empty).
-Measured on loopback (docs/benchmarks.md): 1,000 connections, or more keep-alive connections,
-made bursts slower: httpcore's idle-connection check is quadratic in the connections it keeps."""
+"""Connections per httpcore pool, and requests in flight per pool to start with (the FIFO queue
+holds the rest, so httpcore's own queue, which it rescans against every connection on each pool
+event, stays empty). Measured on loopback (docs/benchmarks.md): 1,000 connections, or more
+keep-alive connections, made bursts slower: httpcore's idle-connection check is quadratic in the
+connections it keeps. Slow answers grow the in-flight limit by another pool of this size
+(`spread.Spread`), up to `MAX_IN_FLIGHT`."""
+MAX_IN_FLIGHT = 4_000
+_KEEPALIVE = 50
 IDLE_SECONDS = 30.0
 """How long a pool whose models are all gone (collected without `close`), or the client of an
 event loop that is not running, stays open for the next use. One model per tenant key or one event
@@ -113,9 +118,14 @@ class SharedPool:
 
     def __init__(self, key: PoolKey) -> None:
         self.key = key
-        self.admission = Admission(CAPACITY, adaptive=key.adaptive, clock=key.clock)
-        self.drains = Drains(self.admission, CAPACITY)
-        self._limits = httpx.Limits(max_connections=CAPACITY, max_keepalive_connections=50)
+        injected = key.http_client is not None or key.http_async_client is not None
+        self.admission = Admission(
+            CAPACITY,
+            adaptive=key.adaptive,
+            clock=key.clock,
+            max_capacity=CAPACITY if injected else MAX_IN_FLIGHT,  # the caller's limits stand
+        )
+        self.drains = Drains(self.admission)
         self.leases = 0
         self.unused_since: float | None = None
         """When its last lease was dropped (None while a Transport holds one)."""
@@ -136,7 +146,7 @@ class SharedPool:
         with self._lock:
             if self._client is None:
                 self._client = httpx.Client(
-                    timeout=DEFAULT_TIMEOUT, limits=self._limits, verify=_tls_context()
+                    timeout=DEFAULT_TIMEOUT, transport=Spread(CAPACITY, _KEEPALIVE, _tls_context())
                 )
             return self._client
 
@@ -151,7 +161,7 @@ class SharedPool:
                 return entry.client
             self._forget_gone_loops_locked()
             client = httpx.AsyncClient(
-                timeout=DEFAULT_TIMEOUT, limits=self._limits, verify=_tls_context()
+                timeout=DEFAULT_TIMEOUT, transport=ASpread(CAPACITY, _KEEPALIVE, _tls_context())
             )
             entry = self._async_clients[loop] = _LoopClient(client, _close_at_loop_shutdown(client))
         await anext(entry.closer)  # runs up to its `yield` without suspending: nothing interleaves

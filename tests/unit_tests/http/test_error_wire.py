@@ -22,6 +22,7 @@ from langchain_kimi import (
     KimiQuotaExceededError,
     KimiRateLimitError,
 )
+from langchain_kimi._http.replies import failure_from_status
 
 
 def messages_shape(err_type: str, message: str) -> dict[str, Any]:
@@ -35,7 +36,7 @@ def chat_shape(message: str, err_type: str, code: str | None) -> dict[str, Any]:
 
 
 QUOTA_BODIES = {
-    "messages-shape": messages_shape("rate_limit_error", "Your credit balance is too low"),
+    "messages-shape": messages_shape("billing_error", "Your credit balance is too low"),
     "chat-shape-type": chat_shape(
         "You exceeded your current quota, please check your plan and billing.",
         "insufficient_quota",
@@ -167,3 +168,72 @@ def test_chat_stream_error_types_map_like_http_errors(
     assert getattr(caught.value, "status_code", None) == status
     assert getattr(caught.value, "code", None) == error["code"]
     assert caught.value.partial.content == "Hel"  # type: ignore[attr-defined]
+
+
+# Issue 20: the 429 bodies of the services speaking these protocols. Only a type or code naming
+# the quota or balance, or a message saying it is exhausted with no Retry-After, is a quota; an
+# explicit rate-limit type, or any Retry-After, is a rate limit (worth waiting for).
+OPENAI_QUOTA = chat_shape(
+    "You exceeded your current quota, please check your plan and billing details.",
+    "insufficient_quota",
+    "insufficient_quota",
+)
+OPENAI_RATE = chat_shape(
+    "Rate limit reached for gpt-4o in organization org-x on requests per min (RPM): Limit 500.",
+    "requests",
+    "rate_limit_exceeded",
+)
+ANTHROPIC_RATE = messages_shape(
+    "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"
+)
+MOONSHOT_QUOTA = chat_shape(
+    "Your account is suspended, please check your plan and billing details",
+    "exceeded_current_quota_error",
+    None,
+)
+MOONSHOT_RATE = chat_shape(
+    "Your account reached max request: 3, please try again after 1 seconds",
+    "rate_limit_reached_error",
+    None,
+)
+# The gateway's documented ErrorResponse: `{"error": {"message", "type", "code"}}` with no
+# field telling the two apart ("Límite de solicitudes superado o cuota insuficiente").
+GATEWAY_QUOTA_MESSAGE = chat_shape("Insufficient balance, please recharge", "", None)
+GATEWAY_AMBIGUOUS = chat_shape("Límite de solicitudes superado o cuota insuficiente", "", None)
+TIER = chat_shape("Rate limit exceeded for your quota tier; see billing details", "", None)
+PER_MINUTE = chat_shape("Quota exceeded for requests per minute", "", None)
+TIER_TYPED = messages_shape(
+    "rate_limit_error", "Rate limit exceeded for your quota tier; see billing details"
+)
+
+CLASSIFIED = [
+    # (id, body, Retry-After present, quota?)
+    ("openai-insufficient-quota", OPENAI_QUOTA, False, True),
+    ("openai-insufficient-quota-with-retry-after", OPENAI_QUOTA, True, True),
+    ("openai-rate-limit", OPENAI_RATE, False, False),
+    ("anthropic-rate-limit", ANTHROPIC_RATE, False, False),
+    ("anthropic-credit-balance", QUOTA_BODIES["messages-shape"], False, True),
+    ("moonshot-exceeded-current-quota", MOONSHOT_QUOTA, False, True),
+    ("moonshot-rate-limit", MOONSHOT_RATE, False, False),
+    ("gateway-balance-message", GATEWAY_QUOTA_MESSAGE, False, True),
+    ("gateway-balance-message-with-retry-after", GATEWAY_QUOTA_MESSAGE, True, False),
+    ("gateway-documented-wording", GATEWAY_AMBIGUOUS, False, False),
+    ("quota-tier-rate-limit", TIER, False, False),
+    ("quota-tier-typed-rate-limit", TIER_TYPED, False, False),
+    ("quota-per-minute", PER_MINUTE, False, False),
+]
+
+
+@pytest.mark.parametrize(
+    ("body", "retry_after", "quota"),
+    [case[1:] for case in CLASSIFIED],
+    ids=[case[0] for case in CLASSIFIED],
+)
+def test_a_429_is_a_quota_only_when_it_says_so(
+    body: dict[str, Any], retry_after: bool, quota: bool
+) -> None:
+    headers = {"retry-after": "1"} if retry_after else {}
+    failure = failure_from_status(429, json.dumps(body), headers, secret="sk-test-0123456789")
+    assert isinstance(failure.error, KimiRateLimitError)
+    assert isinstance(failure.error, KimiQuotaExceededError) is quota
+    assert failure.retryable is not quota  # a quota is not retried, a rate limit is

@@ -35,6 +35,7 @@ KEY = "sk-test-SECRET-7f3a9c"
 PRIMARY = "https://direct.evolink.ai"
 FALLBACK = "https://api.evolink.ai"
 
+
 def make(
     script: Callable[[httpx.Request], httpx.Response],
     *,
@@ -67,9 +68,21 @@ async def test_retry_after_ms_wins_over_retry_after(mode: str) -> None:
     assert delays == [1.5]
 
 
-async def test_retry_after_is_capped_at_60s(mode: str) -> None:
+async def test_a_retry_after_beyond_the_calls_pool_timeout_fails_at_once_saying_so(
+    mode: str,
+) -> None:
+    # Issue 20: a huge Retry-After is capped by the call's own timeout, and the error says so.
     script = Script(httpx.Response(503, headers={"retry-after": "3600"}), ok())
-    transport, delays = make(script)
+    transport, delays = make(script)  # pool timeout 5 s
+    with pytest.raises(KimiAPIError, match=r"retry after 3600s, longer than .* 5s"):
+        await post(transport, mode)
+    assert delays == []
+    assert len(script.requests) == 1
+
+
+async def test_retry_after_is_capped_at_60s_without_a_pool_timeout(mode: str) -> None:
+    script = Script(httpx.Response(503, headers={"retry-after": "3600"}), ok())
+    transport, delays = make(script, timeout=httpx.Timeout(5.0, pool=None))
     await post(transport, mode)
     assert delays == [60.0]
 
@@ -264,3 +277,30 @@ def test_default_headers_may_not_set_authorization(name: str) -> None:
 def test_negative_max_retries_rejected() -> None:
     with pytest.raises(ValueError, match="max_retries"):
         make(Script(ok()), max_retries=-1)
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after": "2"}, 2.0),
+        ({"retry-after": "0.020"}, 0.02),  # fractions: some gateways send them
+        ({"retry-after": "0"}, 0.0),
+        ({"retry-after": "-3"}, 0.0),  # "now", never a negative sleep
+        ({"retry-after": "3600"}, 3600.0),  # not capped here: the call's timeout decides
+        ({"retry-after": "nan"}, None),
+        ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),
+        ({"x-ratelimit-reset-requests": "6m0s"}, 360.0),  # OpenAI's reset durations
+        ({"x-ratelimit-reset-requests": "20ms"}, 0.02),
+        ({"x-ratelimit-reset-requests": "1.5s"}, 1.5),
+        ({"x-ratelimit-reset-tokens": "1m30s"}, 90.0),
+        ({"x-ratelimit-reset-requests": "soon"}, None),
+        ({"anthropic-ratelimit-requests-reset": "2023-11-14T22:13:25Z"}, 5.0),  # RFC 3339
+        ({"retry-after": "1", "x-ratelimit-reset-requests": "9s"}, 1.0),  # Retry-After first
+    ],
+)
+def test_every_form_of_the_servers_requested_wait(
+    headers: dict[str, str], seconds: float | None
+) -> None:
+    now = 1_700_000_000.0  # 2023-11-14T22:13:20Z
+    found = retry_after_seconds(headers, now=lambda: now)
+    assert found == (None if seconds is None else pytest.approx(seconds))

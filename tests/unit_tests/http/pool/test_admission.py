@@ -1,4 +1,4 @@
-"""The shared back-off of one connection pool: cool-down after 429, adaptive window, FIFO queue.
+"""The shared back-off of one connection pool: FIFO queue, pacing after a 429, cool-down.
 
 Time is a fake clock: every sleep advances it and is recorded, so nothing really waits. Behaviour
 through the Transport runs on the sync and the async path (`mode`); two transports with the same
@@ -17,9 +17,8 @@ from pydantic import SecretStr
 
 from langchain_kimi import ChatKimi
 from langchain_kimi._errors import KimiQuotaExceededError, KimiRateLimitError, KimiTimeoutError
-from langchain_kimi._http.pool.adaptive_window import DECREASE, AdaptiveWindow
-from langchain_kimi._http.pool.admission import Admission, Permit
-from langchain_kimi._http.pool.pacer import WINDOW, Pacer
+from langchain_kimi._http.pool.admission import ANSWERED, Admission, Outcome, Permit, _Waiter
+from langchain_kimi._http.pool.pacer import HEAL, MARGIN, PROBE, Pacer
 from langchain_kimi._http.transport import Transport, TransportConfig
 from tests.support.fake_transport import OK, Script, ok, post, scripted_transport
 
@@ -65,7 +64,8 @@ def failing(status: int, headers: dict[str, str], message: str = "slow down") ->
 
 
 class Pool:
-    """Transports sharing one pool: the same injected clients, the same clock."""
+    """Transports sharing one pool: the same injected clients, the same clock. It keeps them:
+    a pool of injected clients is dropped once no live transport uses it."""
 
     def __init__(self, gateway: Gateway, *, adaptive: bool = True) -> None:
         mock = httpx.MockTransport(gateway)
@@ -88,8 +88,6 @@ class Pool:
             adaptive_concurrency=self.adaptive,
         )
         transport = Transport(config, http_client=self.client, http_async_client=self.async_client)
-        # Kept alive: the pool of injected clients is forgotten when its last Transport is
-        # collected, and a collection between two calls would reset what the pool learnt.
         self.transports.append(transport)
         return transport
 
@@ -98,12 +96,13 @@ def rate_limited(seconds: str) -> httpx.Response:
     return failing(429, {"retry-after": seconds})
 
 
-@pytest.mark.parametrize("adaptive", [True, False])
-async def test_a_429_makes_every_call_on_the_pool_wait_out_its_retry_after(
-    mode: str, adaptive: bool
+@pytest.mark.parametrize(("adaptive", "wait"), [(True, 1.0), (False, 2.0)])
+async def test_a_429_holds_back_every_call_on_the_pool(
+    mode: str, adaptive: bool, wait: float
 ) -> None:
-    # Not adaptive: one shared pause. Adaptive: paced at what the gateway admitted (1 request
-    # per 2 s here), which for the next call is the same wait.
+    # Not adaptive: one shared pause of the Retry-After. Adaptive: paced, at one request per
+    # second after a lone 429 (it says nothing of the rate yet), instead of discovering the
+    # limit again at once.
     clock = Clock()
     gateway = Gateway(clock, rate_limited("2"))
     pool = Pool(gateway, adaptive=adaptive)
@@ -112,9 +111,8 @@ async def test_a_429_makes_every_call_on_the_pool_wait_out_its_retry_after(
         await post(first, mode)  # no retries left: the 429 is raised, the cool-down remains
     assert clock.sleeps == []
     assert (await post(second, mode)).body == OK
-    # The other call waited the 2 s before sending, instead of discovering the limit again.
-    assert clock.sleeps == [2.0]
-    assert gateway.sent_at == [1000.0, 1002.0]
+    assert clock.sleeps == [wait]
+    assert gateway.sent_at == [1000.0, 1000.0 + wait]
 
 
 async def test_own_retry_after_is_unchanged_and_not_waited_twice(mode: str) -> None:
@@ -129,7 +127,7 @@ async def test_own_retry_after_is_unchanged_and_not_waited_twice(mode: str) -> N
 async def test_a_calls_own_timeout_wins_over_a_longer_cool_down(mode: str) -> None:
     clock = Clock()
     gateway = Gateway(clock, rate_limited("30"))
-    pool = Pool(gateway)
+    pool = Pool(gateway, adaptive=False)
     with pytest.raises(KimiRateLimitError):
         await post(pool.transport(max_retries=0), mode)
     impatient = pool.transport(timeout=5.0)
@@ -149,7 +147,7 @@ async def test_a_calls_own_timeout_wins_over_a_longer_cool_down(mode: str) -> No
         (503, {"retry-after": "4"}, [4.0]),
         (503, {}, []),  # an overloaded gateway that names no wait: each call backs off alone
         (500, {"retry-after": "4"}, []),
-        (429, {}, [0.5]),  # a 429 without Retry-After still pauses the pool briefly
+        (429, {}, [1.0]),  # a 429 without Retry-After still paces the pool (1/s after one)
     ],
 )
 async def test_which_answers_pause_the_pool(
@@ -163,22 +161,23 @@ async def test_which_answers_pause_the_pool(
     assert clock.sleeps == cool_down
 
 
-async def test_an_exhausted_quota_neither_pauses_the_pool_nor_shrinks_its_window(
+async def test_an_exhausted_quota_neither_pauses_the_pool_nor_starts_pacing(
     mode: str,
 ) -> None:
     # Issue 11: waiting does not refill a quota, so its 429 is raised at once (not retried) and
     # must not hold back the other calls of the pool either.
     clock = Clock()
-    quota = failing(429, {"retry-after": "20"}, "You exceeded your current quota")
+    body = {"error": {"message": "You exceeded your current quota", "code": "insufficient_quota"}}
+    quota = httpx.Response(429, json=body, headers={"retry-after": "20"})
     pool = Pool(Gateway(clock, quota))
     with pytest.raises(KimiQuotaExceededError):
         await post(pool.transport(), mode)
     assert (await post(pool.transport(), mode)).body == OK
     assert clock.sleeps == []
-    assert pool.transport()._pool().admission.window is None
+    assert pool.transport()._pool().admission.rate is None
 
 
-async def test_adaptive_window_is_inert_until_the_first_429_and_can_be_turned_off(
+async def test_pacing_is_inert_until_the_first_429_and_can_be_turned_off(
     mode: str,
 ) -> None:
     for adaptive in (True, False):
@@ -188,9 +187,9 @@ async def test_adaptive_window_is_inert_until_the_first_429_and_can_be_turned_of
         admission = transport._pool().admission
         await post(transport, mode)
         await post(transport, mode)
-        assert admission.window is None  # successes alone never start limiting
+        assert admission.rate is None  # successes alone never start limiting
         await post(transport, mode)  # 429, then the retry succeeds
-        assert (admission.window is not None) is adaptive
+        assert (admission.rate is not None) is adaptive
         assert admission.in_flight == 0
 
 
@@ -202,7 +201,37 @@ def test_chatkimi_passes_its_adaptive_flag_to_its_pool() -> None:
     assert on._transport()._pool() is not off._transport()._pool()
 
 
-# -- the admission itself (the queue and the window), sync and async ------------------------------
+async def test_a_429_without_retry_after_or_with_zero_is_paced_not_spun(mode: str) -> None:
+    # Issue 20: "Retry-After: 0" (or negative, or absent) is still a limit: the retries go out at
+    # the paced rate, never back to back.
+    clock = Clock()
+    gateway = Gateway(clock, rate_limited("0"), rate_limited("-3"), failing(429, {}))
+    assert (await post(Pool(gateway).transport(max_retries=3), mode)).body == OK
+    gaps = [b - a for a, b in zip(gateway.sent_at, gateway.sent_at[1:], strict=False)]
+    assert len(gaps) == 3
+    assert all(gap >= 0.5 for gap in gaps)
+
+
+async def test_a_call_requeued_while_the_pool_is_served_spends_no_retry(mode: str) -> None:
+    # Issue 20: a 429 storm never exhausts the retries of calls that only waited for a turn.
+    clock = Clock()
+    gateway = Gateway(clock, ok(), *[rate_limited("0")] * 3)
+    pool = Pool(gateway)
+    await post(pool.transport(), mode)  # the gateway serves the pool
+    assert (await post(pool.transport(max_retries=1), mode)).body == OK
+    assert len(gateway.sent_at) == 5
+
+
+async def test_a_lone_429_loop_still_spends_retries(mode: str) -> None:
+    # Nothing answered on this pool lately: a 429 is not just a lost turn, it spends a retry.
+    clock = Clock()
+    gateway = Gateway(clock, *[rate_limited("0")] * 10)
+    with pytest.raises(KimiRateLimitError):
+        await post(Pool(gateway).transport(max_retries=2), mode)
+    assert len(gateway.sent_at) == 3
+
+
+# -- the admission itself (the queue and the pacer), sync and async -------------------------------
 
 
 def admission(capacity: int = 8, *, adaptive: bool = True) -> tuple[Admission, Clock]:
@@ -214,66 +243,7 @@ def enter_many(gate: Admission, clock: Clock, n: int) -> list[Permit]:
     return [gate.call(30.0).enter(clock.sleep) for _ in range(n)]
 
 
-def test_aimd_decreases_once_per_burst_then_grows_by_about_one_per_window() -> None:
-    gate, clock = admission(capacity=100)
-    permits = enter_many(gate, clock, 40)
-    # A burst of 429s from requests sent together shrinks the window once, not once per 429.
-    for permit in permits[:10]:
-        permit.done(0.0)
-    assert gate.window == pytest.approx(40 * DECREASE)
-    window = gate.window
-    assert window is not None
-    # Requests admitted under the new window that are throttled again shrink it again.
-    for permit in permits[10:]:
-        permit.done("ok")
-    fresh = enter_many(gate, clock, int(window))
-    with pytest.raises(KimiTimeoutError, match="cool-down"):  # paced: its turn is not now
-        gate.call(0.0).enter(clock.sleep)
-    fresh[0].done(0.0)
-    assert gate.window == pytest.approx(int(window) * DECREASE)
-    for permit in fresh[1:]:
-        permit.release()
-    assert gate.in_flight == 0
-
-
-def test_additive_increase_is_about_one_per_window_while_the_window_holds_calls_back() -> None:
-    window = AdaptiveWindow(ceiling=100, limit=20.0)
-    for _ in range(20):
-        window.succeeded(demand=64)  # 64 calls want in, 20 may: the window is what holds them
-    assert window.limit == pytest.approx(21.0, abs=0.05)
-    window.succeeded(demand=5)  # the caller itself sends fewer: no growth
-    assert window.limit == pytest.approx(21.0, abs=0.05)
-    near = AdaptiveWindow(ceiling=10, limit=9.95)
-    near.succeeded(demand=64)
-    assert near.limit is None  # back at the pool's capacity: inert again
-    assert near.allows(9)
-    assert not near.allows(10)
-
-
-def test_window_never_grows_past_what_the_caller_sends() -> None:
-    gate, clock = admission(capacity=100)
-    permits = enter_many(gate, clock, 20)
-    permits[0].done(0.0)
-    assert gate.window == pytest.approx(15.0)
-    for permit in permits[1:]:
-        permit.done("ok")
-    window = gate.window
-    # The caller's max_concurrency lets only 4 calls at a time: the window is not what holds
-    # them back, so their successes do not grow it toward the pool's 100.
-    for _ in range(200):
-        for permit in enter_many(gate, clock, 4):
-            permit.done("ok")
-    assert gate.window == window
-
-
-def test_window_without_adaptive_stays_inert() -> None:
-    gate, clock = admission(capacity=10, adaptive=False)
-    permits = enter_many(gate, clock, 10)
-    permits[0].done(1.0)
-    assert gate.window is None
-    for permit in permits:
-        permit.release()
-    assert gate.in_flight == 0
+THROTTLED = Outcome("throttled", 1.0)
 
 
 def test_queue_is_fifo_across_threads() -> None:
@@ -294,7 +264,7 @@ def test_queue_is_fifo_across_threads() -> None:
         thread = threading.Thread(target=caller, args=(i,))
         thread.start()
         threads.append(thread)
-        while len(gate._queue) < i + 1:  # each in the queue before the next starts
+        while gate.queued < i + 1:  # each in the queue before the next starts
             threading.Event().wait(0.001)
     holder.release()
     assert done.wait(10)
@@ -316,13 +286,14 @@ async def test_queue_is_fifo_across_tasks_and_cancellation_hands_the_slot_on() -
 
     tasks = [asyncio.create_task(caller(i)) for i in range(5)]
     await asyncio.sleep(0)
-    assert len(gate._queue) == 5
+    assert gate.queued == 5
     tasks[1].cancel()  # leaves the queue; the others keep their places
     holder.release()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    # Woken by each release, not by their (30 s) timeouts: the whole queue drains at once.
+    await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 10.0)
     assert order == [0, 2, 3, 4]
     assert gate.in_flight == 0
-    assert not gate._queue
+    assert gate.queued == 0
 
 
 async def test_queue_wait_is_bounded_by_the_pool_timeout() -> None:
@@ -332,7 +303,7 @@ async def test_queue_wait_is_bounded_by_the_pool_timeout() -> None:
         gate.call(0.0).enter(clock.sleep)
     with pytest.raises(KimiTimeoutError, match="free connection"):
         await gate.call(0.0).aenter(clock.async_sleep)
-    assert not gate._queue
+    assert gate.queued == 0
     holder.release()
     assert gate.in_flight == 0
 
@@ -354,38 +325,48 @@ async def test_stream_holds_its_slot_until_closed(mode: str) -> None:
     assert gate.in_flight == 0
 
 
-def test_a_burst_far_above_the_rate_shrinks_the_window_to_what_the_gateway_admitted() -> None:
-    gate, clock = admission(capacity=1000)
-    permits = enter_many(gate, clock, 200)
-    for permit in permits[:150]:  # 150 of 200 rejected: the gateway admitted 50
-        permit.done(1.0)
-    assert gate.window == pytest.approx(50.0)
-    assert gate._resume_at == clock.now + 1.0  # one cool-down, not one per 429
-    for permit in permits[150:]:
-        permit.release()
+def test_a_requeued_call_keeps_its_place_in_the_queue() -> None:
+    gate, clock = admission(capacity=1)
+    first, second = gate.call(30.0), gate.call(30.0)
+    permit = first.enter(clock.sleep)
+    waiter = _Waiter(999, None)
+    later = gate.call(30.0)._turns(waiter)
+    next(later)  # a later call queues behind the slot
+    permit.done(ANSWERED)  # ...and takes it
+    assert waiter.granted
+    second_turns = second._turns(_Waiter(1, None))
+    next(second_turns)
+    retry_turns = first._turns(_Waiter(0, None))  # the first call's next attempt
+    next(retry_turns)
+    assert [w.ticket for w in gate._queue] == [0, 1]  # ahead of the second call, as it came first
+    retry_turns.close()
+    second_turns.close()
+    assert gate.queued == 0
 
 
-# -- pacing after a 429 (`_pacing`) ---------------------------------------------------------------
+# -- pacing after a 429 (`pacer`) -----------------------------------------------------------------
 
 
 def test_pacing_is_inert_until_the_first_429() -> None:
     gate, clock = admission(capacity=1000)
     for permit in enter_many(gate, clock, 300):
-        permit.done("ok")
+        permit.done(ANSWERED)
     assert clock.sleeps == []  # no pacing, no waiting: successes alone never start it
+    assert gate.rate is None
 
 
 def test_after_a_burst_the_waiting_calls_are_spread_at_the_admitted_rate() -> None:
     gate, clock = admission(capacity=1000)
     permits = enter_many(gate, clock, 200)
-    for permit in permits[:150]:  # 150 of 200 rejected, Retry-After 1 s: 50 admitted per second
-        permit.done(1.0)
-    throttled_at = clock.now
-    later = enter_many(gate, clock, 100)
-    # Spread 20 ms apart, first come first served, instead of all 100 going out when the
-    # cool-down ends; and nobody sits out a whole second.
-    assert clock.sleeps == [pytest.approx(0.02)] * 100
-    assert clock.now == pytest.approx(throttled_at + 2.0)
+    for permit in permits[:150]:  # 150 of 200 rejected at once: the gateway admitted 50
+        permit.done(THROTTLED)
+    assert gate.rate == pytest.approx(50.0)
+    later = enter_many(gate, clock, 20)
+    # Spread 20 ms apart, first come first served, instead of all going out together; after a
+    # step (0.25 s) in which calls waited and none met a 429, the pace probes upward.
+    assert clock.sleeps[:12] == [pytest.approx(0.02)] * 12
+    assert all(0.015 < wait <= 0.02 for wait in clock.sleeps[12:])
+    assert clock.sleeps[-1] < 0.02
     for permit in permits[150:] + later:
         permit.release()
     assert gate.in_flight == 0
@@ -393,29 +374,238 @@ def test_after_a_burst_the_waiting_calls_are_spread_at_the_admitted_rate() -> No
 
 def test_a_paced_call_never_waits_past_its_own_timeout_and_keeps_no_turn() -> None:
     gate, clock = admission(capacity=1000)
-    permits = enter_many(gate, clock, 10)
-    for permit in permits[:8]:
-        permit.done(4.0)  # 2 admitted per 4 s: one send every 2 s
-    queued = gate.call(30.0).enter(clock.sleep)  # takes the turn 2 s from now
-    assert clock.sleeps == [pytest.approx(2.0)]
-    with pytest.raises(KimiTimeoutError, match="cool-down"):
-        gate.call(1.0).enter(clock.sleep)  # its turn would be 2 s away: fails now, sends nothing
-    assert clock.sleeps == [pytest.approx(2.0)]
+    permits = enter_many(gate, clock, 3)
+    for permit in permits[:2]:
+        permit.done(THROTTLED)  # one admitted in the last second: 1 request/s
+    with pytest.raises(KimiTimeoutError, match="rate limit"):
+        gate.call(0.5).enter(clock.sleep)  # its turn is 1 s away: fails now, sends nothing
+    assert clock.sleeps == []
+    assert gate.queued == 0
     gate.call(30.0).enter(clock.sleep)  # the turn the impatient call gave up is the next one
-    assert clock.sleeps == [pytest.approx(2.0)] * 2
-    queued.release()
+    assert clock.sleeps == [pytest.approx(1.0)]
 
 
-def test_a_later_429_lowers_the_rate_to_the_measured_replies_without_compounding() -> None:
+async def test_calls_cancelled_while_paced_free_their_turns_at_once() -> None:
+    # Issue 20: after cancelling an abatch of 300 at 5/s, a later call waited 26-58 s.
+    gate, clock = admission(capacity=1000)
+    permits = enter_many(gate, clock, 10)
+    for permit in permits[:5]:
+        permit.done(THROTTLED)  # 5 admitted: 5 requests/s
+    for permit in permits:
+        permit.release()
+    never = asyncio.Event()
+
+    async def paced_sleep(seconds: float) -> None:
+        await never.wait()  # the head sleeps its turn until cancelled
+
+    tasks = [asyncio.create_task(gate.call(300.0).aenter(paced_sleep)) for _ in range(300)]
+    await asyncio.sleep(0)
+    assert gate.queued == 300
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    assert gate.queued == 0
+    assert gate.in_flight == 0
+    gate.call(30.0).enter(clock.sleep)  # the next call waits one turn at most, not 300
+    assert sum(clock.sleeps) <= 0.2 + 1e-9
+
+
+def test_only_the_head_sleeps_on_a_time_so_no_wait_is_stale() -> None:
+    # Issue 20: a wait fixed during a momentary low rate was never shortened. Only the head of
+    # the queue sleeps on a time, at most one turn long; the others wait to be woken.
+    gate, clock = admission(capacity=1000)
+    permits = enter_many(gate, clock, 3)
+    for permit in permits[:2]:
+        permit.done(THROTTLED)  # 1 request/s
+    waiters = [_Waiter(i, None) for i in range(5)]
+    turns = [gate.call(60.0)._turns(waiter) for waiter in waiters]
+    waits = [next(t) for t in turns]
+    assert waits[0].timed
+    assert waits[0].seconds == pytest.approx(1.0)
+    assert [w.timed for w in waits[1:]] == [False] * 4
+    gate._pacer.rate = 4.0  # the rate rises: the head's next wait follows it at once
+    clock.now += 0.1
+    head_wait = gate._poll(waiters[0])
+    assert not isinstance(head_wait, Permit)
+    assert head_wait.seconds == pytest.approx(0.15)
+    for t in turns:
+        t.close()
+    assert gate.queued == 0
+
+
+def test_pacing_returns_to_inert_within_heal_seconds_of_clean_replies() -> None:
+    # Issue 20: after a 429 storm, 200 calls to an unlimited gateway took 24.8 s instead of 1.35.
+    gate, clock = admission(capacity=1000)
+    permits = enter_many(gate, clock, 60)
+    for permit in permits[:10]:
+        permit.done(THROTTLED)
+    assert gate.rate is not None
+    for permit in permits[10:]:
+        permit.done(ANSWERED)
+    clock.now += HEAL
+    assert gate.rate is None
+    enter_many(gate, clock, 100)
+    assert clock.sleeps == []  # full speed again
+
+
+def test_a_throttled_step_sets_the_rate_to_what_the_gateway_admitted() -> None:
     pacer = Pacer()
-    pacer.throttled(admitted=50, cool_down=1.0, now=0.0)
+    pacer.sent(0.0)
+    pacer.throttled(sent_at=0.0, now=0.0)  # a lone 429: one request per second to start
+    assert pacer.rate == 1.0
+    pacer.rate = 100.0
+    for i in range(1, 100):  # sends at 100/s; the gateway refuses every other one (50/s)
+        now = i / 100
+        pacer.delay(now)
+        if pacer.rate != 100.0:
+            break
+        pacer.sent(now)
+        if i % 2:
+            pacer.throttled(sent_at=now, now=now)
+    # The first step that measured enough (0.25 s) set the rate to what was admitted in it.
+    assert now == pytest.approx(0.25)
+    assert pacer.rate == pytest.approx(MARGIN * 12 / 0.25)
+
+
+def test_clean_steps_probe_upward_by_doubling_raises() -> None:
+    pacer = Pacer()
+    pacer.sent(0.0)
+    pacer.throttled(sent_at=0.0, now=0.0)
+    pacer.rate = 10.0
+    rates = []
+    now = 0.0
+    for _ in range(4):  # four clean steps in which calls waited for their turn
+        for _ in range(10):
+            now += 0.03
+            pacer.delay(now)
+            pacer._last_waited = now
+            pacer.sent(now)
+        rates.append(round(pacer.current(now) or 0.0, 6))
+    raises = [b - a for a, b in zip([10.0, *rates], rates, strict=False)]
+    assert raises[0] == pytest.approx(PROBE)
+    assert raises[1] == pytest.approx(2 * PROBE)
+    assert raises[2] == pytest.approx(4 * PROBE)
+
+
+# -- sync and async waits are one logic (issue 19: twins that drifted) ----------------------------
+
+
+class _Interrupting(threading.Event):
+    """An Event whose wait runs `before` (e.g. frees a slot) and then raises KeyboardInterrupt,
+    as Ctrl-C does in a blocked `Event.wait`."""
+
+    before: Any = None
+
+    def wait(self, timeout: float | None = None) -> bool:
+        if _Interrupting.before is not None:
+            _Interrupting.before()
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("granted_first", [False, True])
+def test_a_keyboard_interrupt_in_the_sync_wait_leaves_nothing_behind(
+    monkeypatch: pytest.MonkeyPatch, granted_first: bool
+) -> None:
+    # Issue 19: after Ctrl-C while queued, in_flight stayed 1 and the next call timed out.
+    gate, clock = admission(capacity=1)
+    holder = gate.call(30.0).enter(clock.sleep)
+    monkeypatch.setattr(threading, "Event", _Interrupting)
+    monkeypatch.setattr(_Interrupting, "before", holder.release if granted_first else None)
+    with pytest.raises(KeyboardInterrupt):
+        gate.call(30.0).enter(clock.sleep)
+    monkeypatch.undo()
+    if not granted_first:
+        holder.release()
+    assert gate.in_flight == 0
+    assert gate.queued == 0
+    gate.call(0.0).enter(clock.sleep).release()  # the next call gets the slot at once
+
+
+async def test_a_cancellation_after_the_slot_was_granted_hands_it_on() -> None:
+    gate, clock = admission(capacity=1)
+    holder = await gate.call(30.0).aenter(clock.async_sleep)
+    task = asyncio.create_task(gate.call(30.0).aenter(clock.async_sleep))
+    await asyncio.sleep(0)
+    holder.release()  # granted to the queued task...
+    task.cancel()  # ...which is cancelled before it runs again
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert gate.in_flight == 0
+    assert gate.queued == 0
+
+
+@pytest.mark.parametrize("mode_", ["sync", "async"])
+async def test_a_slot_granted_as_the_wait_times_out_is_used_by_both_halves(
+    monkeypatch: pytest.MonkeyPatch, mode_: str
+) -> None:
+    # Issue 19: sync kept such a slot, async gave it back. Both now take it: it was granted.
+    gate, clock = admission(capacity=1)
+    holder = gate.call(30.0).enter(clock.sleep)
+
+    class Releasing(threading.Event):
+        def wait(self, timeout: float | None = None) -> bool:
+            clock.now += timeout or 0.0  # the whole budget passes...
+            holder.release()  # ...and the slot frees at that moment
+            return False
+
+    if mode_ == "sync":
+        monkeypatch.setattr(threading, "Event", Releasing)
+        permit = gate.call(5.0).enter(clock.sleep)
+        monkeypatch.undo()
+    else:
+        task = asyncio.create_task(gate.call(5.0).aenter(clock.async_sleep))
+        await asyncio.sleep(0)
+        clock.now += 5.0
+        holder.release()
+        permit = await task
+    assert gate.in_flight == 1
+    permit.release()
+    assert gate.in_flight == 0
+    assert gate.queued == 0
+
+
+def test_a_new_episode_starts_near_the_rate_the_last_one_measured() -> None:
+    # A 429 after pacing healed (few sends in the last second: the calls slept their back-off)
+    # starts near the rate the gateway admitted last time, not at one request per second.
+    pacer = Pacer()
+    for _ in range(200):
+        pacer.sent(0.0)
+    for _ in range(150):
+        pacer.throttled(sent_at=0.0, now=0.001)  # the first wave: 50 of 200 admitted
     assert pacer.rate == pytest.approx(50.0)
-    now = 10.0
-    for i in range(int(40 * WINDOW)):  # 40 replies/s over the measured window
-        pacer.replied(now + i / 40)
-    now += WINDOW
-    assert pacer.rate > 50.0  # replies probe upward
-    for _ in range(5):  # five 429s in a row: the same measurement, not 5 cuts
-        pacer.throttled(admitted=30, cool_down=1.0, now=now)
-    assert pacer.rate == pytest.approx(40.0, rel=0.05)
-    assert pacer.burst == 50  # the burst the gateway admitted at once is kept
+    assert pacer.current(0.001 + HEAL) is None  # healed
+    pacer.sent(10.0)
+    pacer.throttled(sent_at=10.0, now=10.0)  # a lone 429 much later
+    assert pacer.rate == pytest.approx(MARGIN * 50.0)
+
+
+def _paced_pacer(rate: float) -> Pacer:
+    """A pacer at `rate`, a step starting at t=2 s just after a 429."""
+    pacer = Pacer()
+    pacer.sent(2.0)
+    pacer.throttled(sent_at=2.0, now=2.0)
+    pacer.rate = rate
+    pacer._first_step = False
+    pacer._sends.clear()
+    pacer._refused.clear()
+    return pacer
+
+
+def test_a_pace_nobody_used_is_not_raised() -> None:
+    # Calls waited (they slept their own back-off), yet only 4 sends went out in a step that
+    # allowed 25: the step says nothing about the gateway, the rate stays.
+    pacer = _paced_pacer(100.0)
+    for i in range(4):
+        now = 2.0 + 0.05 * (i + 1)
+        pacer._last_waited = now
+        pacer.sent(now)
+    assert pacer.current(2.3) == 100.0
+
+
+def test_a_step_whose_sends_were_all_refused_halves_the_rate() -> None:
+    pacer = _paced_pacer(100.0)
+    for i in range(4):
+        now = 2.0 + 0.05 * (i + 1)
+        pacer.sent(now)
+        pacer.throttled(sent_at=now, now=now)
+    assert pacer.current(2.3) == 50.0

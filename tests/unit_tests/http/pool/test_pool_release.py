@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Iterator
 
 import certifi
+import httpx
 import pytest
 
 from langchain_kimi import ChatKimi
@@ -103,6 +104,14 @@ def test_event_loops_dropped_without_close_do_not_keep_their_clients(gateway: Ec
     assert _settled_fds(fds + 8) <= fds + 8
 
 
+def _ssl_context_of(client: httpx.Client | httpx.AsyncClient) -> object:
+    """The TLS context of the first httpcore pool behind a client's spread transport."""
+    places = client._transport._places  # type: ignore[union-attr]
+    index = places.take()  # opens its first httpcore pool, as a request would
+    places.give_back(index)
+    return places.pools[index]._pool._ssl_context
+
+
 def test_a_new_loop_client_is_cheap(gateway: EchoServer) -> None:
     """No per-client TLS context: every client of every pool shares one (it takes ~90 ms to load
     the CA bundle; a new loop would pay it on every `asyncio.run`)."""
@@ -110,12 +119,11 @@ def test_a_new_loop_client_is_cheap(gateway: EchoServer) -> None:
     pool = model._transport()._pool()
 
     async def client_context() -> object:
-        client = await pool.async_client()
-        return client._transport._pool._ssl_context  # type: ignore[attr-defined]
+        return _ssl_context_of(await pool.async_client())
 
     first, second = asyncio.run(client_context()), asyncio.run(client_context())
     assert first is second
-    assert pool.sync_client()._transport._pool._ssl_context is first  # type: ignore[attr-defined]
+    assert _ssl_context_of(pool.sync_client()) is first
 
 
 def test_the_shared_tls_context_follows_the_ca_variables(monkeypatch: pytest.MonkeyPatch) -> None:

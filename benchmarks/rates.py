@@ -1,0 +1,273 @@
+"""Rate limits on any gateway (issue 20): a matrix of token-bucket gateways, three clients.
+
+Each cell starts a `benchmarks.gateway` process with the cell's admitted rate, burst, answer
+times and `Retry-After` form. For each client (ChatKimi, ChatAnthropic, ChatOpenAI, shipped
+defaults, Chat Completions / Messages as each speaks), each run sends `calls` calls through
+`abatch` at `max_concurrency`, split over `processes` client processes that start together (one
+pool each, as Dask or gunicorn workers behind one key). Per run: wall time / ideal (ideal = the
+calls beyond the burst / rate + one mean answer, as the issue measures), requests per answer (the
+gateway's count: the rest were 429s) and failed calls. Reported as the median and the spread
+(min-max) over the runs. The `throughput` cells send 4 x concurrency calls to an unlimited gateway
+answering at once: calls per second at 100, 500 and 2,000 concurrent `ainvoke`.
+
+    python -m benchmarks.rates [--quick] [--out DIR]
+
+Loopback only; every process is bounded (timeouts, the gateway's `--max-seconds`, stdin EOF).
+Writes `rates.json` and `rates.md` (the table) under `benchmarks/results/` or `--out`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchmarks.measure import PROMPT
+from benchmarks.run import ServerProcess, _read_line, stop
+from benchmarks.scale import CHAT_ANTHROPIC, CHAT_OPENAI, KIMI_DEFAULT, ROOT, build_default
+
+CLIENTS = (KIMI_DEFAULT, CHAT_ANTHROPIC, CHAT_OPENAI)
+READY_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class Cell:
+    name: str
+    rate: float  # requests/s; 0: unlimited
+    burst: float = 1.0
+    answer: tuple[float, float] = (0.05, 0.25)
+    retry_after: str = "integer"
+    calls: int = 400
+    concurrency: int = 256
+    processes: int = 1
+
+    @property
+    def ideal(self) -> float:
+        if not self.rate:  # unlimited: nothing to compare with
+            return sum(self.answer) / 2 + 1.0
+        beyond_burst = max(0.0, self.calls - self.rate * self.burst)
+        return beyond_burst / self.rate + sum(self.answer) / 2
+
+
+FULL = (
+    Cell("50/s, 1 s burst, 50-250 ms, Retry-After: 1", 50),
+    Cell("50/s, 1 s burst, 0.8-2.5 s answers", 50, answer=(0.8, 2.5)),
+    Cell("50/s, 0.2 s burst, 50-400 ms", 50, burst=0.2, answer=(0.05, 0.4)),
+    Cell("50/s, 4 s burst, 100-500 ms", 50, burst=4, answer=(0.1, 0.5)),
+    Cell("50/s, fractional Retry-After", 50, retry_after="fraction"),
+    Cell("50/s, no Retry-After", 50, retry_after="absent"),
+    Cell("40/s, Retry-After as an HTTP date", 40, retry_after="date"),
+    Cell("20/s, Retry-After: 0", 20, retry_after="zero", calls=200),
+    Cell("20/s, negative Retry-After", 20, retry_after="negative", calls=200),
+    Cell("8/s, 0.2-1 s answers", 8, answer=(0.2, 1.0), calls=80),
+    Cell("100/s, 4-6 s answers, 600 concurrent", 100, answer=(4, 6), calls=1000, concurrency=600),
+    Cell("50/s, 0.1-0.5 s, 2 processes", 50, answer=(0.1, 0.5), concurrency=128, processes=2),
+    Cell("50/s, 0.8-2.5 s, 4 processes", 50, answer=(0.8, 2.5), concurrency=64, processes=4),
+    Cell(
+        "50/s, 0.1-0.5 s, 8 processes",
+        50,
+        answer=(0.1, 0.5),
+        calls=800,
+        concurrency=32,
+        processes=8,
+    ),
+)
+QUICK = (FULL[0], FULL[2], FULL[4], FULL[5], FULL[7], FULL[11])
+THROUGHPUT = (100, 500, 2000)
+
+
+def _worker_command(name: str, port: int, calls: int, concurrency: int) -> list[str]:
+    module = [sys.executable, "-m", "benchmarks.rates", "worker"]
+    return [*module, name, str(port), str(calls), str(concurrency)]
+
+
+def _one_run(name: str, port: int, cell: Cell) -> dict[str, Any]:
+    """One run of `cell` for client `name`: `cell.processes` workers started together."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    share = cell.calls // cell.processes
+    workers = [
+        subprocess.Popen(
+            _worker_command(name, port, share, cell.concurrency),
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(cell.processes)
+    ]
+    try:
+        for worker in workers:
+            assert worker.stdout is not None
+            if _read_line(worker.stdout, timeout=READY_TIMEOUT).strip() != "READY":
+                return {"error": "a worker did not start"}
+        httpx.post(f"http://127.0.0.1:{port}/__reset")
+        started = time.perf_counter()
+        for worker in workers:
+            assert worker.stdin is not None
+            worker.stdin.write(b"GO\n")
+            worker.stdin.flush()
+        outcomes = []
+        limit = 20 * cell.ideal + 60
+        for worker in workers:
+            assert worker.stdout is not None
+            line = _read_line(
+                worker.stdout, timeout=max(1.0, limit - (time.perf_counter() - started))
+            )
+            outcomes.append(json.loads(line) if line else {"failed": share, "timeout": True})
+        wall = time.perf_counter() - started
+    finally:
+        for worker in workers:
+            stop(worker)
+    stats = httpx.get(f"http://127.0.0.1:{port}/__stats").json()
+    failed = sum(int(outcome["failed"]) for outcome in outcomes)
+    answers = cell.calls - failed
+    return {
+        "wall_s": round(wall, 2),
+        "wall_vs_ideal": round(wall / cell.ideal, 3) if cell.rate else None,
+        "calls_per_s": round(answers / wall, 1),
+        "requests_per_answer": round(stats["requests"] / answers, 3) if answers else None,
+        "failed": failed,
+        "first_failure": next((o.get("first_failure") for o in outcomes if o.get("failed")), None),
+    }
+
+
+def _gateway_options(cell: Cell) -> tuple[str, ...]:
+    low, high = cell.answer
+    return (
+        "--rate", str(cell.rate), "--burst", str(cell.burst), "--retry-after", cell.retry_after,
+        "--min-delay", str(low), "--max-delay", str(high),
+    )  # fmt: skip
+
+
+def _spread(values: list[float | None]) -> dict[str, float | None]:
+    known = [v for v in values if v is not None]
+    if not known:
+        return {"median": None, "min": None, "max": None}
+    return {"median": statistics.median(known), "min": min(known), "max": max(known)}
+
+
+def run_cell(cell: Cell, runs: dict[str, int]) -> dict[str, Any]:
+    """Every client's runs against one gateway process."""
+    options = _gateway_options(cell)
+    bound = sum(runs.values()) * (20 * cell.ideal + 90)
+    results: dict[str, Any] = {"cell": asdict(cell), "ideal_s": round(cell.ideal, 2), "clients": {}}
+    with ServerProcess(8, bound, module="benchmarks.gateway", options=options) as gateway:
+        for name, count in runs.items():
+            rows = [_one_run(name, gateway.port, cell) for _ in range(count)]
+            results["clients"][name] = {
+                "runs": rows,
+                "wall_vs_ideal": _spread([r.get("wall_vs_ideal") for r in rows]),
+                "requests_per_answer": _spread([r.get("requests_per_answer") for r in rows]),
+                "failed": _spread([r.get("failed") for r in rows]),
+                "calls_per_s": _spread([r.get("calls_per_s") for r in rows]),
+            }
+            _log(f"{cell.name} / {name}: {results['clients'][name]['wall_vs_ideal']}")
+    return results
+
+
+def _log(message: str) -> None:
+    print(f"[rates {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def _range(spread: dict[str, float | None], digits: int = 2) -> str:
+    if spread["median"] is None:
+        return "-"
+    low, mid, high = spread["min"], spread["median"], spread["max"]
+    if low == high:
+        return f"{mid:.{digits}f}"
+    return f"{mid:.{digits}f} ({low:.{digits}f}-{high:.{digits}f})"
+
+
+def markdown(results: dict[str, Any]) -> str:
+    out = [
+        "| gateway profile | client | runs | wall / ideal | requests / answer | failed calls |",
+        "|---|---|---:|---|---|---|",
+    ]
+    for cell in results["cells"]:
+        for name, row in cell["clients"].items():
+            out.append(
+                f"| {cell['cell']['name']} | {name} | {len(row['runs'])} | "
+                f"{_range(row['wall_vs_ideal'])} | {_range(row['requests_per_answer'])} | "
+                f"{_range(row['failed'], 0)} |"
+            )
+    out += [
+        "",
+        "| concurrent `ainvoke`, unlimited gateway | client | runs | calls / s |",
+        "|---|---|---:|---|",
+    ]
+    for cell in results["throughput"]:
+        for name, row in cell["clients"].items():
+            out.append(
+                f"| {cell['cell']['concurrency']:,} | {name} | {len(row['runs'])} | "
+                f"{_range(row['calls_per_s'], 0)} |"
+            )
+    return "\n".join(out) + "\n"
+
+
+def run(quick: bool) -> dict[str, Any]:
+    started = time.perf_counter()
+    kimi_runs = 2 if quick else 3
+    runs = {KIMI_DEFAULT: kimi_runs, CHAT_ANTHROPIC: 1, CHAT_OPENAI: 1}
+    cells = QUICK if quick else FULL
+    results: dict[str, Any] = {
+        "profile": "quick" if quick else "full",
+        "load_average_1m": os.getloadavg()[0],
+        "cells": [run_cell(cell, runs) for cell in cells],
+    }
+    levels = THROUGHPUT[:2] if quick else THROUGHPUT
+    results["throughput"] = [
+        run_cell(Cell(f"{c} concurrent", 0, answer=(0.0, 0.0), calls=4 * c, concurrency=c), runs)
+        for c in levels
+    ]
+    results["elapsed_s"] = round(time.perf_counter() - started, 1)
+    return results
+
+
+async def _worker(name: str, port: int, calls: int, concurrency: int) -> dict[str, Any]:
+    model = build_default(name, port, key="bench-rates")
+    print("READY", flush=True)
+    if sys.stdin.readline().strip() != "GO":
+        return {"failed": calls, "first_failure": "no GO"}
+    results = await model.abatch(
+        [PROMPT] * calls, {"max_concurrency": concurrency}, return_exceptions=True
+    )
+    failures = [r for r in results if isinstance(r, BaseException)]
+    first = f"{type(failures[0]).__name__}: {failures[0]}"[:200] if failures else None
+    return {"failed": len(failures), "first_failure": first}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    sub = parser.add_subparsers(dest="what")
+    worker = sub.add_parser("worker")
+    worker.add_argument("name", choices=CLIENTS)
+    worker.add_argument("port", type=int)
+    worker.add_argument("calls", type=int)
+    worker.add_argument("concurrency", type=int)
+    parser.add_argument("--quick", action="store_true", help="six cells, fewer runs")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    args = parser.parse_args(argv)
+    if args.what == "worker":
+        outcome = asyncio.run(_worker(args.name, args.port, args.calls, args.concurrency))
+        print(json.dumps(outcome), flush=True)
+        return
+    results = run(args.quick)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "rates.json").write_text(json.dumps(results, indent=2) + "\n")
+    (args.out / "rates.md").write_text(markdown(results))
+    _log(f"done in {results['elapsed_s']} s: {args.out / 'rates.md'}")
+
+
+if __name__ == "__main__":
+    main()
