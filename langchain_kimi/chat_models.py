@@ -38,6 +38,7 @@ from langchain_kimi._http.config import (
     check_max_retries,
 )
 from langchain_kimi._http.transport import Transport, TransportConfig
+from langchain_kimi._langchain import content_blocks
 from langchain_kimi._langchain.arguments import accepted_names, public_fields, refuse_unknown
 from langchain_kimi._langchain.token_estimate import estimate_message_tokens, estimate_text_tokens
 from langchain_kimi._request.options import RequestOptions
@@ -54,6 +55,11 @@ _TRANSPORT_LOCK = threading.Lock()
 """Guards the lazy creation of a model's transport (threads sharing one model share one pool)."""
 
 _UNSET_FALLBACK = "<documented fallback>"
+
+# The messages ChatKimi makes say `model_provider="kimi"`: their `content_blocks` come from this
+# translator, registered wherever ChatKimi is loaded (by the package root, a `langchain_core.load`
+# of a serialized model, or an unpickling).
+content_blocks.register()
 
 
 class ChatKimi(BaseChatModel):
