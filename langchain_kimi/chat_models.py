@@ -8,6 +8,7 @@ no wire JSON: the protocol adapters build and parse bodies, `_http/transport.py`
 from __future__ import annotations
 
 import copy
+import os
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Literal, Self
@@ -53,6 +54,11 @@ DEFAULT_BASE_URL = "https://direct.evolink.ai"
 DOCUMENTED_FALLBACK_URL = "https://api.evolink.ai"
 _TRANSPORT_LOCK = threading.Lock()
 """Guards the lazy creation of a model's transport (threads sharing one model share one pool)."""
+os.register_at_fork(  # never held in a forked child (held by the forking thread meanwhile)
+    before=lambda: _TRANSPORT_LOCK.acquire(),
+    after_in_parent=lambda: _TRANSPORT_LOCK.release(),
+    after_in_child=lambda: _TRANSPORT_LOCK.release(),
+)
 
 _UNSET_FALLBACK = "<documented fallback>"
 
@@ -154,7 +160,8 @@ class ChatKimi(BaseChatModel):
     http_async_client: httpx.AsyncClient | None = Field(default=None, exclude=True)
     """Your own `httpx.AsyncClient` (not closed by ChatKimi)."""
 
-    _transport_cache: Transport | None = PrivateAttr(default=None)
+    _transport_cache: tuple[tuple[Any, ...], Transport] | None = PrivateAttr(default=None)
+    """The transport and the settings it was made for (a copy or an assignment may change them)."""
 
     # Aliases are validation-only so that type checkers see the field names in `__init__`
     # (`ChatKimi(model=..., reasoning_effort=...)` type-checks) while `model_name=`,
@@ -294,12 +301,34 @@ class ChatKimi(BaseChatModel):
     # ---------------------------------------------------------------- transport life cycle
 
     def _transport(self) -> Transport:
-        if self._transport_cache is not None:
-            return self._transport_cache
+        # `model_copy(update=...)`, `copy.copy` and plain assignment skip validation and share
+        # private attributes: the transport is checked against the settings at every call, so a
+        # key is never sent with a copy's old base URL (and a new timeout is not ignored).
+        settings = self._transport_settings()
+        cached = self._transport_cache
+        if cached is not None and cached[0] == settings:
+            return cached[1]
         with _TRANSPORT_LOCK:  # threads sharing one model must share one pool
-            if self._transport_cache is None:
-                self._transport_cache = self._new_transport()
-            return self._transport_cache
+            cached = self._transport_cache
+            if cached is None or cached[0] != settings:
+                cached = self._transport_cache = (settings, self._new_transport())
+            return cached[1]
+
+    def _transport_settings(self) -> tuple[Any, ...]:
+        """Every field the transport is built from (`SecretStr` and clients compare by value and
+        by identity; the headers are copied: a dict changed in place is a change)."""
+        return (
+            self.base_url,
+            self.fallback_base_url,
+            self.api_key,
+            self.timeout,
+            self.max_retries,
+            dict(self.default_headers or {}),
+            self.allow_insecure_http,
+            self.adaptive_concurrency,
+            self.http_client,
+            self.http_async_client,
+        )
 
     def _new_transport(self) -> Transport:
         if self.api_key is None or not self.api_key.get_secret_value():
@@ -330,7 +359,7 @@ class ChatKimi(BaseChatModel):
     def close(self) -> None:
         """Close the pooled HTTP clients ChatKimi created (they are re-created on next use)."""
         if self._transport_cache is not None:
-            self._transport_cache.close()
+            self._transport_cache[1].close()
             self._transport_cache = None
 
     async def aclose(self) -> None:
@@ -339,7 +368,7 @@ class ChatKimi(BaseChatModel):
         Your own `http_client` / `http_async_client` are left open. The model stays usable:
         the next call opens new connections. `async with ChatKimi(...) as model:` calls it."""
         if self._transport_cache is not None:
-            await self._transport_cache.aclose()
+            await self._transport_cache[1].aclose()
             self._transport_cache = None
 
     def __enter__(self) -> Self:

@@ -1,15 +1,21 @@
 """An open event stream: its first event (streams are retried until it arrives), the events
 after it as (event name, data) pairs, and what happens to the rest of the body once the protocol's
-end event has been read (sync and async twins).
+end event has been read (within the pool's bounds: `pool/drains.py`).
+
+The streams themselves are `_async/event_stream.py` and `_sync/event_stream.py` (generated from
+it by `tools/unasync.py`); this module holds what they share, and the one part that differs by
+nature: the drain, inline when async (an async read can be bounded), on a short-lived thread when
+sync.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +23,7 @@ import httpx
 
 from langchain_kimi._errors import KimiError
 from langchain_kimi._http.config import host
+from langchain_kimi._http.pool.drains import Drain, Drains
 from langchain_kimi._http.replies import (
     READ_FAILURES,
     ReadFailure,
@@ -28,7 +35,7 @@ from langchain_kimi._http.sse import Event
 logger = logging.getLogger("langchain_kimi")
 
 
-def _wanted(sse: Event) -> bool:
+def wanted(sse: Event) -> bool:
     # Unnamed events are named "message"; an unnamed event without data is a keepalive,
     # not a protocol event.
     return bool(sse.data) or sse.event != "message"
@@ -47,21 +54,14 @@ class Opened:
     first: Event | None
 
 
-def first_wanted(events: Iterator[Event]) -> Event | None:
-    for sse in events:
-        if _wanted(sse):
-            return sse
-    return None
+SyncPairs = Generator[tuple[str, str], None, None]
+AsyncPairs = AsyncGenerator[tuple[str, str], None]
+"""The (event name, data) pairs a stream yields."""
 
 
-async def afirst_wanted(events: AsyncIterator[Event]) -> Event | None:
-    async for sse in events:
-        if _wanted(sse):
-            return sse
-    return None
+class OpenStream:
+    """What both halves' event streams hold: the response, its event iterator, its first event."""
 
-
-class _OpenStream:
     def __init__(self, opened: Opened, base_url: str, *, secret: str) -> None:
         self._response = opened.response
         self._events = opened.events
@@ -75,76 +75,75 @@ class _OpenStream:
         return error_after_response(exc, host(self.base_url), secret=self._secret, streaming=True)
 
 
-class EventStream(_OpenStream):
-    """(event name, data) pairs of one open SSE response. Iterate once; nothing is retried."""
-
-    def __iter__(self) -> Iterator[tuple[str, str]]:
-        if self._first is None:
-            return
-        yield self._first.event, self._first.data
-        try:
-            for sse in self._events:
-                if _wanted(sse):
-                    yield sse.event, sse.data
-        except READ_FAILURES as exc:
-            error = self._cut(exc)
-        else:
-            return
-        # Raised outside the except block: httpx errors hold the request (and its headers).
-        raise error
-
-    def drain_in_background(self) -> None:
-        """After the end event: read what is left of the body (usually just the chunked-encoding
-        terminator) on a daemon thread, then close it, so the connection goes back to the pool.
-
-        A sync read cannot be bounded below the read timeout, so the caller never waits for this;
-        the thread itself is bounded by the event deadline (a silent or trickling server) and by
-        `_DRAIN_EVENTS` (a server that keeps sending)."""
-        threading.Thread(target=self._drain, name="langchain-kimi-drain", daemon=True).start()
-
-    def _drain(self) -> None:
-        try:
-            for _ in itertools.islice(self._events, _DRAIN_EVENTS):
-                pass
-        except Exception as exc:  # nobody is left to tell: the answer was already complete
-            logger.debug("ignored after the end of a stream: %s", type(exc).__name__)
-        finally:
-            self._response.close()
+def drain_then_close(
+    response: httpx.Response,
+    events: Iterator[Event],
+    close: Callable[[], None],
+    drains: Drains,
+    release: Callable[[], None],
+) -> None:
+    """Read the rest of the body (usually just the chunked-encoding terminator) so the connection
+    can be reused, `close`, then `release` the pool slot. A sync read cannot be bounded below the
+    read timeout, so this happens on a short-lived thread, within the pool's drain bounds; without
+    a place there the connection is closed at once."""
+    drain = drains.start(response)
+    if drain is None:
+        _closed_then(close, release)
+        return
+    try:
+        threading.Thread(
+            target=_drain,
+            args=(events, drain, close, release),
+            name="langchain-kimi-drain",
+            daemon=True,
+        ).start()
+    except BaseException:
+        drain.done()
+        _closed_then(close, release)
+        raise
 
 
-class AsyncEventStream(_OpenStream):
-    """Async twin of `EventStream`."""
-
-    async def __aiter__(self) -> AsyncIterator[tuple[str, str]]:
-        try:
-            if self._first is None:
-                return
-            yield self._first.event, self._first.data
-            try:
-                async for sse in self._events:
-                    if _wanted(sse):
-                        yield sse.event, sse.data
-            except READ_FAILURES as exc:
-                error = self._cut(exc)
-            else:
-                return
-            raise error  # outside the except block, as in the sync twin
-        finally:
-            await self._events.aclose()
-
-    async def drain(self) -> None:
-        """Read what is left of the body (after the end event, usually just the chunked-encoding
-        terminator) for at most `_DRAIN_SECONDS`, so the connection can go back to the pool.
-        What it holds, a late failure, or silence are ignored: the answer is complete."""
-        try:
-            async with asyncio.timeout(_DRAIN_SECONDS):
-                async for _ in self._events:
-                    pass
-        except (TimeoutError, *READ_FAILURES):
+def _drain(
+    events: Iterator[Event], drain: Drain, close: Callable[[], None], release: Callable[[], None]
+) -> None:
+    try:
+        for _ in itertools.islice(events, _DRAIN_EVENTS):
             pass
+    except Exception as exc:  # nobody is left to tell: the answer was already complete
+        logger.debug("ignored after the end of a stream: %s", type(exc).__name__)
+    finally:
+        drain.done()
+        _closed_then(close, release)
 
 
-_DRAIN_SECONDS = 0.05
-"""How long an async stream reads on after its end event (inline: an async read can be bounded)."""
+async def adrain_then_close(
+    response: httpx.Response,  # noqa: ARG001 (the sync twin's drain needs it to shut its socket)
+    events: AsyncIterator[Event],
+    close: Callable[[], Awaitable[None]],
+    drains: Drains,
+    release: Callable[[], None],
+) -> None:
+    """`drain_then_close`, inline: read the rest for at most the drain time; what it holds, a
+    late failure, or silence are ignored: the answer is complete."""
+    try:
+        with contextlib.suppress(TimeoutError, *READ_FAILURES):
+            async with asyncio.timeout(drains.seconds):
+                async for _ in events:
+                    pass
+    finally:
+        try:
+            await close()
+        finally:
+            release()
+
+
+def _closed_then(close: Callable[[], None], release: Callable[[], None]) -> None:
+    """Close, then give the pool slot back, whatever the close raised."""
+    try:
+        close()
+    finally:
+        release()
+
+
 _DRAIN_EVENTS = 16
 """How many stray events a sync stream's background drain reads before giving the connection up."""

@@ -1,7 +1,8 @@
 """Reading a response under deadlines: a whole JSON body, or the events of a stream.
 
 httpx's read timeout bounds each socket read, so a server that trickles a byte now and then is
-never timed out by it. These loops add the two deadlines `docs/errors.md` states, both equal to
+never timed out by it. The loops (`_async/reading.py`, and
+`_sync/reading.py` generated from it) add the two deadlines `docs/errors.md` states, both equal to
 the read timeout (`None` disables them):
 
 - a non-streamed body must be complete within `read` seconds of the response headers;
@@ -17,12 +18,9 @@ UTF-8 by definition).
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 
 import httpx
-
-from langchain_kimi._http.replies import READ_FAILURES, ReadFailure
-from langchain_kimi._http.sse import Event, EventParser
 
 
 class Deadline:
@@ -45,65 +43,9 @@ class Deadline:
             raise httpx.ReadTimeout(msg, request=request)
 
 
-_BODY_LATE = "the reply was not complete"
-_EVENT_LATE = "no complete event"
+BODY_LATE = "the reply was not complete"
+EVENT_LATE = "no complete event"
 
 
-def read_body(response: httpx.Response, seconds: float | None) -> tuple[str, ReadFailure | None]:
-    """The body as text, and the failure that cut it short (the text then holds what arrived)."""
-    deadline = Deadline(seconds)
-    parts: list[bytes] = []
-    try:
-        for chunk in response.iter_bytes():
-            parts.append(chunk)
-            deadline.check(response.request, _BODY_LATE)
-    except READ_FAILURES as exc:
-        return _text(parts), exc
-    return _text(parts), None
-
-
-async def aread_body(
-    response: httpx.Response, seconds: float | None
-) -> tuple[str, ReadFailure | None]:
-    """Async twin of `read_body`."""
-    deadline = Deadline(seconds)
-    parts: list[bytes] = []
-    try:
-        async for chunk in response.aiter_bytes():
-            parts.append(chunk)
-            deadline.check(response.request, _BODY_LATE)
-    except READ_FAILURES as exc:
-        return _text(parts), exc
-    return _text(parts), None
-
-
-def _text(parts: list[bytes]) -> str:
+def decoded(parts: list[bytes]) -> str:
     return b"".join(parts).decode("utf-8", "replace")
-
-
-def iter_events(response: httpx.Response, seconds: float | None) -> Iterator[Event]:
-    """The events of an SSE response as they complete; raises httpx errors as httpx does."""
-    parser = EventParser()
-    deadline = Deadline(seconds)
-    for chunk in response.iter_bytes():
-        events = parser.feed(chunk)
-        if not events:
-            deadline.check(response.request, _EVENT_LATE)
-            continue
-        yield from events
-        # Restarted after the caller took the events: its own time is not the server's delay.
-        deadline.restart()
-
-
-async def aiter_events(response: httpx.Response, seconds: float | None) -> AsyncIterator[Event]:
-    """Async twin of `iter_events`."""
-    parser = EventParser()
-    deadline = Deadline(seconds)
-    async for chunk in response.aiter_bytes():
-        events = parser.feed(chunk)
-        if not events:
-            deadline.check(response.request, _EVENT_LATE)
-            continue
-        for event in events:
-            yield event
-        deadline.restart()

@@ -286,7 +286,11 @@ class AdmittedCall:
             permit = admission._try_enter(waiter)
             if permit is None:
                 assert waiter.event is not None
-                granted = waiter.event.wait(self._remaining(deadline))
+                try:
+                    granted = waiter.event.wait(self._remaining(deadline))
+                except BaseException:  # e.g. Ctrl-C: leave the queue, hand on a slot granted since
+                    admission._leave(waiter, keep_granted=False)
+                    raise
                 if not granted and not admission._leave(waiter, keep_granted=True):
                     raise self._timed_out("waiting for a free connection")
                 permit = Permit(admission, admission._epoch)

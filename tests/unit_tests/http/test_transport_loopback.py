@@ -158,7 +158,7 @@ def test_same_transport_across_two_asyncio_runs(server: Server) -> None:
 
     async def once(i: int) -> Any:
         reply = await transport.apost_json("/ok", {"i": i})
-        clients.extend(client for client, _ in transport._pool()._async_clients.values())
+        clients.extend(entry.client for entry in transport._pool()._async_clients.values())
         return reply.body["echo"]["i"]
 
     assert asyncio.run(once(1)) == 1
@@ -215,7 +215,7 @@ async def test_context_managers_close_clients(server: Server) -> None:
     assert client.is_closed
     async with make(server.url) as atransport:
         await atransport.apost_json("/ok", {})
-        aclient = next(iter(atransport._pool()._async_clients.values()))[0]
+        aclient = next(iter(atransport._pool()._async_clients.values())).client
     assert aclient.is_closed
     with pytest.raises(KimiError):
         # Still usable after close: a fresh client is created lazily.

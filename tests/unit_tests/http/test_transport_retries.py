@@ -24,7 +24,8 @@ from langchain_kimi._errors import (
     KimiRateLimitError,
     KimiTimeoutError,
 )
-from langchain_kimi._http import transport as _transport
+from langchain_kimi._http._async import exchange as async_exchange
+from langchain_kimi._http._sync import exchange as sync_exchange
 from langchain_kimi._http.retry import backoff_delay, retry_after_seconds
 from langchain_kimi._http.transport import Transport
 from langchain_kimi._version import __version__
@@ -216,13 +217,14 @@ async def test_body_is_encoded_once_and_resent_verbatim(
     mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     encodes: list[dict[str, Any]] = []
-    real = _transport.encode_body
+    module = sync_exchange if mode == "sync" else async_exchange  # where each half's loop lives
+    real = module.encode_body
 
     def counting(body: dict[str, Any]) -> bytes:
         encodes.append(body)
         return real(body)
 
-    monkeypatch.setattr(_transport, "encode_body", counting)
+    monkeypatch.setattr(module, "encode_body", counting)
     script = Script(*[httpx.Response(500)] * 3, httpx.Response(429), ok())
     transport, _ = make(script)
     await post(transport, mode)

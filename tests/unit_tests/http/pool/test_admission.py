@@ -5,7 +5,6 @@ through the Transport runs on the sync and the async path (`mode`); two transpor
 settings (here: the same injected clients and clock) share one pool, as two ChatKimi would.
 """
 
-
 from __future__ import annotations
 
 import asyncio
@@ -74,6 +73,7 @@ class Pool:
         self.adaptive = adaptive
         self.client = httpx.Client(transport=mock)
         self.async_client = httpx.AsyncClient(transport=mock)
+        self.transports: list[Transport] = []
 
     def transport(self, *, timeout: float = 30.0, max_retries: int = 2) -> Transport:
         config = TransportConfig(
@@ -87,7 +87,11 @@ class Pool:
             clock=self.clock,
             adaptive_concurrency=self.adaptive,
         )
-        return Transport(config, http_client=self.client, http_async_client=self.async_client)
+        transport = Transport(config, http_client=self.client, http_async_client=self.async_client)
+        # Kept alive: the pool of injected clients is forgotten when its last Transport is
+        # collected, and a collection between two calls would reset what the pool learnt.
+        self.transports.append(transport)
+        return transport
 
 
 def rate_limited(seconds: str) -> httpx.Response:

@@ -1,0 +1,112 @@
+"""The transport's I/O loops: one attempt, the retry loop around it, the public calls.
+
+`_http/_async/` is the source, `_http/_sync/` is generated from it by `tools/unasync.py` (`./dev
+lint` checks it is current): edit the async file, then run `python -m tools.unasync`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import httpx
+
+from langchain_kimi._http._async.event_stream import AsyncEventStream, afirst_wanted
+from langchain_kimi._http._async.reading import aiter_events, aread_body
+from langchain_kimi._http.config import encode_body, host
+from langchain_kimi._http.event_stream import Opened
+from langchain_kimi._http.exchange import Exchange, JsonReply, report
+from langchain_kimi._http.pool.admission import Permit
+from langchain_kimi._http.replies import failure_before_response, is_open_stream
+from langchain_kimi._http.retry import Failure, RetryPlan
+
+
+class AsyncExchange(Exchange):
+    """The I/O loops of `Transport` (its `apost_json` and `astream_events`)."""
+
+    async def _aattempt(
+        self, client: httpx.AsyncClient, base: str, path: str, content: bytes, *, stream: bool
+    ) -> JsonReply | Opened | Failure:
+        request = self._request(client, base, path, content, stream=stream)
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            return failure_before_response(exc, host(base), secret=self._secret)
+        except httpx.DecodingError as exc:
+            return Failure(
+                self._undecodable(exc, base, stream=stream), retryable=False, fallback=False
+            )
+        if stream and is_open_stream(response.status_code, response.headers):
+            events = aiter_events(response, self._config.timeout.read)
+            try:
+                return Opened(response, events, await afirst_wanted(events))
+            except httpx.TransportError as exc:
+                failure = failure_before_response(exc, host(base), secret=self._secret)
+            except httpx.DecodingError as exc:
+                failure = Failure(self._undecodable(exc, base), retryable=False, fallback=False)
+            except BaseException:  # interrupted while waiting for the first event
+                await response.aclose()
+                raise
+            await response.aclose()
+            return failure
+        try:
+            text, read_error = await aread_body(response, self._config.timeout.read)
+        finally:
+            await response.aclose()
+        return self._attempt_done(response, base, text, read_error, stream=stream)
+
+    async def _arun(
+        self, path: str, body: dict[str, Any], *, stream: bool
+    ) -> tuple[JsonReply | Opened, str, Permit]:
+        """The reply (or open stream), its base URL, and its pool permit (held by a stream)."""
+        content = encode_body(body)
+        client = await self._async_client()
+        plan = RetryPlan(self._bases, self._config.max_retries)
+        admitted = self._admitted()
+        while True:
+            base = plan.base
+            permit = await admitted.aenter(self._config.async_sleep)
+            try:
+                outcome = await self._aattempt(client, base, path, content, stream=stream)
+            except BaseException:
+                permit.release()
+                raise
+            report(permit, outcome)
+            if not isinstance(outcome, Failure):
+                return outcome, base, permit
+            delay = plan.next_delay(outcome, path)
+            if delay is None:
+                raise outcome.error
+            if delay:
+                admitted.waiting(delay)
+                await self._config.async_sleep(delay)
+
+    async def apost_json(self, path: str, body: dict[str, Any]) -> JsonReply:
+        reply, _, _ = await self._arun(path, body, stream=False)
+        assert isinstance(reply, JsonReply)
+        return reply
+
+    def astream_events(
+        self, path: str, body: dict[str, Any]
+    ) -> AbstractAsyncContextManager[AsyncEventStream]:
+        """Open an SSE POST (retrying until its first event arrives) and yield its events."""
+        return self._astream_events(path, body)
+
+    @asynccontextmanager
+    async def _astream_events(
+        self, path: str, body: dict[str, Any]
+    ) -> AsyncIterator[AsyncEventStream]:
+        opened, base, permit = await self._arun(path, body, stream=True)
+        assert isinstance(opened, Opened)
+        events = AsyncEventStream(opened, base, secret=self._secret)
+        try:
+            yield events
+        except BaseException:  # failed, cancelled or interrupted: the connection is not reused
+            try:
+                await events.aclose()
+            finally:
+                permit.release()
+            raise
+        # The slot goes back once the connection does (drained within bounds, or closed).
+        await events.afinish(self._pool().drains, permit.release)

@@ -1,0 +1,109 @@
+# Generated from _async/exchange.py by tools/unasync.py: do not edit.
+"""The transport's I/O loops: one attempt, the retry loop around it, the public calls.
+
+`_http/_async/` is the source, `_http/_sync/` is generated from it by `tools/unasync.py` (`./dev
+lint` checks it is current): edit the async file, then run `python -m tools.unasync`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+import httpx
+
+from langchain_kimi._http._sync.event_stream import EventStream, first_wanted
+from langchain_kimi._http._sync.reading import iter_events, read_body
+from langchain_kimi._http.config import encode_body, host
+from langchain_kimi._http.event_stream import Opened
+from langchain_kimi._http.exchange import Exchange, JsonReply, report
+from langchain_kimi._http.pool.admission import Permit
+from langchain_kimi._http.replies import failure_before_response, is_open_stream
+from langchain_kimi._http.retry import Failure, RetryPlan
+
+
+class SyncExchange(Exchange):
+    """The I/O loops of `Transport` (its `apost_json` and `astream_events`)."""
+
+    def _attempt(
+        self, client: httpx.Client, base: str, path: str, content: bytes, *, stream: bool
+    ) -> JsonReply | Opened | Failure:
+        request = self._request(client, base, path, content, stream=stream)
+        try:
+            response = client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            return failure_before_response(exc, host(base), secret=self._secret)
+        except httpx.DecodingError as exc:
+            return Failure(
+                self._undecodable(exc, base, stream=stream), retryable=False, fallback=False
+            )
+        if stream and is_open_stream(response.status_code, response.headers):
+            events = iter_events(response, self._config.timeout.read)
+            try:
+                return Opened(response, events, first_wanted(events))
+            except httpx.TransportError as exc:
+                failure = failure_before_response(exc, host(base), secret=self._secret)
+            except httpx.DecodingError as exc:
+                failure = Failure(self._undecodable(exc, base), retryable=False, fallback=False)
+            except BaseException:  # interrupted while waiting for the first event
+                response.close()
+                raise
+            response.close()
+            return failure
+        try:
+            text, read_error = read_body(response, self._config.timeout.read)
+        finally:
+            response.close()
+        return self._attempt_done(response, base, text, read_error, stream=stream)
+
+    def _run(
+        self, path: str, body: dict[str, Any], *, stream: bool
+    ) -> tuple[JsonReply | Opened, str, Permit]:
+        """The reply (or open stream), its base URL, and its pool permit (held by a stream)."""
+        content = encode_body(body)
+        client = self._sync_client()
+        plan = RetryPlan(self._bases, self._config.max_retries)
+        admitted = self._admitted()
+        while True:
+            base = plan.base
+            permit = admitted.enter(self._config.sleep)
+            try:
+                outcome = self._attempt(client, base, path, content, stream=stream)
+            except BaseException:
+                permit.release()
+                raise
+            report(permit, outcome)
+            if not isinstance(outcome, Failure):
+                return outcome, base, permit
+            delay = plan.next_delay(outcome, path)
+            if delay is None:
+                raise outcome.error
+            if delay:
+                admitted.waiting(delay)
+                self._config.sleep(delay)
+
+    def post_json(self, path: str, body: dict[str, Any]) -> JsonReply:
+        reply, _, _ = self._run(path, body, stream=False)
+        assert isinstance(reply, JsonReply)
+        return reply
+
+    def stream_events(self, path: str, body: dict[str, Any]) -> AbstractContextManager[EventStream]:
+        """Open an SSE POST (retrying until its first event arrives) and yield its events."""
+        return self._stream_events(path, body)
+
+    @contextmanager
+    def _stream_events(self, path: str, body: dict[str, Any]) -> Iterator[EventStream]:
+        opened, base, permit = self._run(path, body, stream=True)
+        assert isinstance(opened, Opened)
+        events = EventStream(opened, base, secret=self._secret)
+        try:
+            yield events
+        except BaseException:  # failed, cancelled or interrupted: the connection is not reused
+            try:
+                events.close()
+            finally:
+                permit.release()
+            raise
+        # The slot goes back once the connection does (drained within bounds, or closed).
+        events.finish(self._pool().drains, permit.release)

@@ -1,0 +1,43 @@
+# Generated from _async/reading.py by tools/unasync.py: do not edit.
+"""Reading a response under deadlines (see `_http/reading.py`): the loops.
+
+`_http/_async/` is the source, `_http/_sync/` is generated from it by `tools/unasync.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+
+from langchain_kimi._http.reading import BODY_LATE, EVENT_LATE, Deadline, decoded
+from langchain_kimi._http.replies import READ_FAILURES, ReadFailure
+from langchain_kimi._http.sse import Event, EventParser
+
+
+def read_body(response: httpx.Response, seconds: float | None) -> tuple[str, ReadFailure | None]:
+    """The body as text, and the failure that cut it short (the text then holds what arrived)."""
+    deadline = Deadline(seconds)
+    parts: list[bytes] = []
+    try:
+        for chunk in response.iter_bytes():
+            parts.append(chunk)
+            deadline.check(response.request, BODY_LATE)
+    except READ_FAILURES as exc:
+        return decoded(parts), exc
+    return decoded(parts), None
+
+
+def iter_events(response: httpx.Response, seconds: float | None) -> Iterator[Event]:
+    """The events of an SSE response as they complete; raises httpx errors as httpx does."""
+    parser = EventParser()
+    deadline = Deadline(seconds)
+    for chunk in response.iter_bytes():
+        events = parser.feed(chunk)
+        if not events:
+            deadline.check(response.request, EVENT_LATE)
+            continue
+        for event in events:
+            yield event
+        # Restarted after the caller took the events: its own time is not the server's delay.
+        deadline.restart()
