@@ -39,6 +39,7 @@ from langchain_kimi._http.config import (
     check_max_retries,
 )
 from langchain_kimi._http.transport import Transport, TransportConfig
+from langchain_kimi._langchain import content_blocks
 from langchain_kimi._langchain.arguments import accepted_names, public_fields, refuse_unknown
 from langchain_kimi._langchain.token_estimate import estimate_message_tokens, estimate_text_tokens
 from langchain_kimi._request.options import RequestOptions
@@ -59,6 +60,11 @@ os.register_at_fork(  # never held in a forked child (held by the forking thread
 )
 
 _UNSET_FALLBACK = "<documented fallback>"
+
+# The messages ChatKimi makes say `model_provider="kimi"`: their `content_blocks` come from this
+# translator, registered wherever ChatKimi is loaded (by the package root, a `langchain_core.load`
+# of a serialized model, or an unpickling).
+content_blocks.register()
 
 
 class ChatKimi(BaseChatModel):

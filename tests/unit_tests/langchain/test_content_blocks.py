@@ -313,7 +313,7 @@ _WITHOUT_CORE_CITATIONS = """
 import json
 import langchain_core.messages.block_translators.anthropic as core_anthropic
 del core_anthropic._convert_citation_to_v1  # as if a langchain-core release renamed it
-import langchain_kimi  # must still import
+from langchain_kimi import ChatKimi  # must still import (loading ChatKimi registers "kimi")
 from langchain_core.messages import AIMessage
 citation = {"type": "web_search_result_location", "cited_text": "Kimi", "url": "https://k.test"}
 blocks = [{"type": "text", "text": "It is k.test.", "citations": [citation]}]

@@ -44,12 +44,27 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_pytest_plugin_loads_neither_vcrpy_nor_jsonschema() -> None:
-    """Every pytest run imports the plugin once the package is installed."""
+HEAVY = (
+    "vcr",
+    "jsonschema",
+    "langchain_kimi.testing.gateway",
+    "langchain_core",
+    "langchain_kimi.chat_models",
+    "pydantic",
+    "httpx",
+)
+"""What a pytest run in a project that never asks for `kimi_cassette` must not pay for."""
+
+
+def test_the_pytest_plugin_loads_nothing_heavy() -> None:
+    """Every pytest run loads the plugin once the package is installed: as pytest does, through
+    the `pytest11` entry point, which imports the package root `langchain_kimi` first."""
     done = _run(
-        "import sys, langchain_kimi.testing.pytest_plugin\n"
-        "print(sorted(m for m in ('vcr', 'jsonschema', 'langchain_kimi.testing.gateway') "
-        "if m in sys.modules))"
+        "import sys\n"
+        "from importlib.metadata import entry_points\n"
+        "(plugin,) = entry_points(group='pytest11', name='langchain_kimi')\n"
+        "assert plugin.load().kimi_cassette\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
