@@ -75,10 +75,11 @@ class RetryPlan:
         """Seconds to wait before the next attempt on `self.base`, or None to give up.
 
         `requeue`: the pool re-queues this attempt (a 429 while the gateway serves the pool: the
-        call only lost its turn); it waits the server's delay, if any, and spends no retry."""
+        call only lost its turn); it waits the server's delay, if any, and spends no retry. With
+        `max_retries=0` nothing is ever sent twice, re-queued attempts included."""
         if not failure.retryable:
             return None
-        if requeue:
+        if requeue and self._max_retries > 0:
             logger.debug("re-queued %s%s after: %s", self.base, path, failure.error.message)
             return failure.retry_after or 0.0
         if self._attempt < self._max_retries:

@@ -2,7 +2,7 @@
 
 A subclass says which events carry reply data (`data_events`) and turns one parsed payload into
 chunks (`_on_payload`); it calls `_end()` when its protocol's end event arrives. Decoders keep
-reply state only: what the caller has seen is kept by the stream plan (`_rounds.StreamPlan`).
+reply state only: what the caller has seen is kept by the stream plan (`_call.plans.StreamPlan`).
 """
 
 from __future__ import annotations

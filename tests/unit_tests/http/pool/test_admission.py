@@ -222,6 +222,19 @@ async def test_a_call_requeued_while_the_pool_is_served_spends_no_retry(mode: st
     assert len(gateway.sent_at) == 5
 
 
+async def test_max_retries_0_never_resends_not_even_a_requeued_call(mode: str) -> None:
+    # `max_retries=0` is the caller's "send each request once" (as with ChatOpenAI): a 429 reaches
+    # the caller even while the gateway serves the pool's other calls (FakeKimiGateway's scripted
+    # errors rely on it).
+    clock = Clock()
+    gateway = Gateway(clock, ok(), rate_limited("0"), ok())
+    pool = Pool(gateway)
+    await post(pool.transport(), mode)  # the gateway serves the pool
+    with pytest.raises(KimiRateLimitError):
+        await post(pool.transport(max_retries=0), mode)
+    assert len(gateway.sent_at) == 2
+
+
 async def test_a_lone_429_loop_still_spends_retries(mode: str) -> None:
     # Nothing answered on this pool lately: a 429 is not just a lost turn, it spends a retry.
     clock = Clock()
