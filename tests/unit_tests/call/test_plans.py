@@ -134,21 +134,25 @@ def test_stream_error_before_any_round_has_no_request_id() -> None:
     assert info.value.request_id is None
 
 
-def test_invoke_stop_emulation_truncates_and_reports_the_stop() -> None:
-    plan = _plan(InvokePlan, stop=["END"])
-    plan.on_reply(_reply("keep END drop"), URL)
+def _invoke(text: str, stop: list[str]) -> AIMessage:
+    plan = _plan(InvokePlan, stop=stop)
+    plan.on_reply(_reply(text), URL)
+    assert plan.pending is None
     message = plan.result().generations[0].message
+    assert isinstance(message, AIMessage)
+    return message
+
+
+def test_invoke_stop_emulation_truncates_and_reports_the_stop() -> None:
+    message = _invoke("keep END drop", ["END"])
     assert message.content == "keep "
     assert message.response_metadata["finish_reason"] == "stop"
     assert message.response_metadata["stop_sequence"] == "END"
     assert message.response_metadata["base_url"] == URL
-    assert plan.pending is None
 
 
 def test_invoke_without_a_match_keeps_the_services_finish_reason() -> None:
-    plan = _plan(InvokePlan, stop=["END"])
-    plan.on_reply(_reply("no match"), URL)
-    message = plan.result().generations[0].message
+    message = _invoke("no match", ["END"])
     assert message.content == "no match"
     assert message.response_metadata["finish_reason"] == "length"
     assert "stop_sequence" not in message.response_metadata
