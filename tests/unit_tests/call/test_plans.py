@@ -1,0 +1,227 @@
+"""The sans-I/O call plans, driven directly: stop emulation, the base URL once per stream, the
+guard that attaches partial output and the request id, `llm_output` and `token_text`.
+
+Chat Completions with kimi-k3.1-pro has no native stop (the capability table), so `stop` is
+emulated client-side here; Anthropic with kimi-k3.1-pro sends it on the wire.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.outputs import ChatGenerationChunk
+
+from langchain_kimi._call.plans import InvokePlan, StreamPlan, llm_output, token_text
+from langchain_kimi._errors import KimiAPIError, KimiStreamError
+from langchain_kimi._request.profiles import K31_PRO, Protocol
+from langchain_kimi._request.resolve import ModelDefaults, resolve_options
+from langchain_kimi.protocols import adapter
+
+URL = "https://gateway.example/v1"
+
+
+def _plan(cls: type[Any], protocol: Protocol = "openai", stop: list[str] | None = None) -> Any:
+    options = resolve_options(
+        ModelDefaults(model=K31_PRO, protocol=protocol), stop, {}, stream=cls is StreamPlan
+    )
+    return cls(adapter(protocol), options, {"messages": []}, max_builtin_rounds=3)
+
+
+def _delta(text: str) -> tuple[str, str]:
+    choice = {"index": 0, "delta": {"content": text}, "finish_reason": None}
+    return "", json.dumps({"id": "c1", "model": K31_PRO, "choices": [choice]})
+
+
+def _stream(plan: StreamPlan, *texts: str, done: bool = True) -> list[ChatGenerationChunk]:
+    plan.start_round(URL, "req-1")
+    events = [_delta(t) for t in texts] + ([("", "[DONE]")] if done else [])
+    return list(plan.run_round(events))
+
+
+def _reply(text: str) -> dict[str, Any]:
+    message = {"role": "assistant", "content": text}
+    return {
+        "id": "c1",
+        "model": K31_PRO,
+        "choices": [{"index": 0, "message": message, "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3},
+    }
+
+
+def test_stream_stop_emulation_truncates_and_reports_the_stop_on_the_last_chunk() -> None:
+    plan = _plan(StreamPlan, stop=["END"])
+    chunks = _stream(plan, "Hello E", "ND world")
+    text = "".join(token_text(c) for c in chunks)
+    assert text == "Hello "
+    last = chunks[-1].message
+    assert isinstance(last, AIMessageChunk)
+    assert last.chunk_position == "last"
+    assert last.response_metadata["finish_reason"] == "stop"
+    assert last.response_metadata["stop_sequence"] == "END"
+
+
+def test_stream_stop_emulation_flushes_held_back_text_at_the_end() -> None:
+    # "E" could begin "END": held back until the stream ends, then appended to the last chunk.
+    plan = _plan(StreamPlan, stop=["END"])
+    chunks = _stream(plan, "Hello E")
+    assert "".join(token_text(c) for c in chunks) == "Hello E"
+    assert chunks[-1].message.content == "E"
+    assert "stop_sequence" not in chunks[-1].message.response_metadata
+
+
+def test_stream_without_a_match_keeps_the_services_finish_reason() -> None:
+    plan = _plan(StreamPlan, stop=["END"])
+    chunks = _stream(plan, "no match")
+    assert "".join(token_text(c) for c in chunks) == "no match"
+    assert chunks[-1].message.response_metadata.get("finish_reason") != "stop"
+
+
+def test_native_stop_is_not_emulated_in_a_stream() -> None:
+    plan = _plan(StreamPlan, protocol="anthropic", stop=["END"])
+    assert plan.options.native_stop
+    assert plan._stop_filter is None
+
+
+def test_emulated_stop_needs_stop_sequences() -> None:
+    assert _plan(StreamPlan)._stop_filter is None
+
+
+def test_stream_names_the_base_url_once_on_the_first_chunk() -> None:
+    chunks = _stream(_plan(StreamPlan), "a", "b", "c")
+    urls = [c.message.response_metadata.get("base_url") for c in chunks]
+    assert urls[0] == URL
+    assert all(url is None for url in urls[1:])
+    total = chunks[0].message
+    for chunk in chunks[1:]:
+        total = total + chunk.message
+    assert total.response_metadata["base_url"] == URL  # not concatenated
+
+
+def _cut_after(plan: StreamPlan, text: str) -> None:
+    """One chunk reaches the caller, then the stream is cut (the driver's round, in the guard)."""
+    with plan.guard():
+        plan.feed(*_delta(text))
+        raise KimiStreamError("cut", status_code=200)
+
+
+def test_stream_error_keeps_what_arrived_and_the_request_id() -> None:
+    plan = _plan(StreamPlan)
+    plan.start_round(URL, "req-7")
+    with pytest.raises(KimiStreamError) as info:
+        _cut_after(plan, "partial ")
+    error = info.value
+    assert error.request_id == "req-7"
+    assert error.partial is not None
+    assert error.partial.content == "partial "
+
+
+def test_stream_error_keeps_its_own_request_id() -> None:
+    plan = _plan(StreamPlan)
+    plan.start_round(URL, "req-7")
+    with pytest.raises(KimiStreamError) as info, plan.guard():
+        raise KimiStreamError("cut", status_code=500, request_id="req-own")
+    assert info.value.request_id == "req-own"
+    assert info.value.partial is None  # nothing arrived
+
+
+def test_stream_error_before_any_round_has_no_request_id() -> None:
+    plan = _plan(StreamPlan)
+    with pytest.raises(KimiStreamError) as info, plan.guard():
+        raise KimiStreamError("refused", status_code=500)
+    assert info.value.request_id is None
+
+
+def _invoke(text: str, stop: list[str]) -> AIMessage:
+    plan = _plan(InvokePlan, stop=stop)
+    plan.on_reply(_reply(text), URL)
+    assert plan.pending is None
+    message = plan.result().generations[0].message
+    assert isinstance(message, AIMessage)
+    return message
+
+
+def test_invoke_stop_emulation_truncates_and_reports_the_stop() -> None:
+    message = _invoke("keep END drop", ["END"])
+    assert message.content == "keep "
+    assert message.response_metadata["finish_reason"] == "stop"
+    assert message.response_metadata["stop_sequence"] == "END"
+    assert message.response_metadata["base_url"] == URL
+
+
+def test_invoke_without_a_match_keeps_the_services_finish_reason() -> None:
+    message = _invoke("no match", ["END"])
+    assert message.content == "no match"
+    assert message.response_metadata["finish_reason"] == "length"
+    assert "stop_sequence" not in message.response_metadata
+
+
+def test_invoke_native_stop_is_not_emulated() -> None:
+    reply = {
+        "id": "m1",
+        "type": "message",
+        "role": "assistant",
+        "model": K31_PRO,
+        "content": [{"type": "text", "text": "keep END drop"}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1, "output_tokens": 2},
+    }
+    plan = _plan(InvokePlan, protocol="anthropic", stop=["END"])
+    plan.on_reply(reply, URL)
+    assert plan.result().generations[0].message.content == "keep END drop"
+
+
+def test_invoke_result_before_any_reply_is_a_clear_error() -> None:
+    with pytest.raises(RuntimeError, match="ended without a reply"):
+        _plan(InvokePlan).result()
+
+
+def test_llm_output_has_the_usage_and_the_model() -> None:
+    plan = _plan(InvokePlan)
+    plan.on_reply(_reply("hi"), URL)
+    output = plan.result().llm_output
+    assert output is not None
+    assert output["model_name"] == K31_PRO
+    assert output["token_usage"]["total_tokens"] == 3
+
+
+def test_llm_output_without_usage_names_the_requested_model() -> None:
+    assert llm_output(AIMessage("hi"), "asked") == {"model_name": "asked"}
+    named = AIMessage("hi", response_metadata={"model_name": "served"})
+    assert llm_output(named, "asked") == {"model_name": "served"}
+
+
+def test_token_text_is_the_text_or_empty_for_blocks() -> None:
+    assert token_text(ChatGenerationChunk(message=AIMessageChunk(content="abc"))) == "abc"
+    blocks = AIMessageChunk(content=[{"type": "text", "text": "abc"}])
+    assert token_text(ChatGenerationChunk(message=blocks)) == ""
+
+
+def test_unreadable_reply_names_the_first_line_of_the_parser_failure() -> None:
+    plan = _plan(InvokePlan)
+    with pytest.raises(KimiAPIError) as info, plan.readable("the reply", None, {}):
+        raise ValueError("first line\nsecond line")
+    assert "could not be read: ValueError first line" in str(info.value)
+    assert "second line" not in str(info.value)
+    assert info.value.status_code == 200  # the reply itself came with a 200
+
+
+def test_unreadable_reply_body_keeps_non_ascii_text_and_is_capped() -> None:
+    plan = _plan(InvokePlan)
+    with pytest.raises(KimiAPIError) as info, plan.readable("the reply", None, {"x": "é"}):
+        raise KeyError("choices")
+    assert info.value.body == '{"x": "é"}'
+    with pytest.raises(KimiAPIError) as info, plan.readable("the reply", None, "y" * 3000):
+        raise KeyError("choices")
+    assert info.value.body == "y" * 2000
+
+
+def test_unreadable_event_that_is_not_json_names_the_parser_failure() -> None:
+    # The data is no JSON document: there is no field to name, so the parser's error is named.
+    plan = _plan(StreamPlan)
+    with pytest.raises(KimiStreamError) as info, plan.readable("the event", "", "not json"):
+        raise TypeError("no fields")
+    assert "the event could not be read: TypeError no fields" in str(info.value)
+    assert info.value.body == "not json"
