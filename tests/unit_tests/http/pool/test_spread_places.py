@@ -51,7 +51,7 @@ def spread(
         return made[-1]
 
     transport = kind(per_pool=1, keepalive=1)
-    transport._places._make = make
+    transport._places._make = make  # type: ignore[assignment]  # mock pools in place of httpx ones
     return transport, made
 
 
