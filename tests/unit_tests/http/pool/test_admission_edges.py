@@ -22,25 +22,11 @@ from langchain_kimi._http.pool.admission import (
     Outcome,
 )
 from langchain_kimi._http.retry import RETRY_AFTER_CAP
+from tests.support.fake_clock import Clock
 
 
-class FakeClock:
-    """Fake time: `sleep` advances it and records the waits."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-
-def gate(capacity: int = 1, **kwargs: object) -> tuple[Admission, FakeClock]:
-    clock = FakeClock()
+def gate(capacity: int = 1, **kwargs: object) -> tuple[Admission, Clock]:
+    clock = Clock()
     kwargs.setdefault("adaptive", False)
     return Admission(capacity, clock=clock, **kwargs), clock  # type: ignore[arg-type]
 
@@ -137,7 +123,7 @@ def test_the_gateways_wait_beyond_the_pool_timeout_raises_the_failure_saying_why
     assert "retry after 6s, longer than this call's pool timeout of 5s" in str(raised.value)
 
 
-async def _yield_then_advance(clock: FakeClock, seconds: float) -> None:
+async def _yield_then_advance(clock: Clock, seconds: float) -> None:
     """An async sleep on the fake clock that lets the other tasks run first."""
     await asyncio.sleep(0)
     clock.sleep(seconds)

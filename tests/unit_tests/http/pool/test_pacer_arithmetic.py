@@ -9,23 +9,12 @@ from __future__ import annotations
 import pytest
 
 from langchain_kimi._http.pool.pacer import HEAL, MARGIN, PROBE, Pacer
-
-
-def paced(rate: float, at: float = 2.0) -> Pacer:
-    """A pacer at `rate` whose step starts at `at`, just after a 429, with an empty bucket."""
-    pacer = Pacer()
-    pacer.sent(at)
-    pacer.throttled(sent_at=at, now=at)
-    pacer.rate = rate
-    pacer._first_step = False
-    pacer._sends.clear()
-    pacer._refused.clear()
-    return pacer
+from tests.support.fake_clock import paced_pacer
 
 
 def test_a_slow_pool_after_an_idle_spell_sends_one_request_then_waits() -> None:
     # At 4 requests/s the client bucket holds one send: the next waits a full 1/rate.
-    pacer = paced(4.0)
+    pacer = paced_pacer(4.0)
     assert pacer.delay(3.0) == 0.0
     pacer.sent(3.0)
     assert pacer.delay(3.0) == pytest.approx(1 / 4.0)
@@ -34,7 +23,7 @@ def test_a_slow_pool_after_an_idle_spell_sends_one_request_then_waits() -> None:
 def test_a_fast_pool_after_an_idle_spell_sends_a_burst_of_a_quarter_step() -> None:
     # Burst = rate * STEP / 4 = 40 * 0.25 / 4 = 2.5 sends: two go at once, the third waits half
     # a token.
-    pacer = paced(40.0)
+    pacer = paced_pacer(40.0)
     for _ in range(2):
         assert pacer.delay(3.0) == 0.0
         pacer.sent(3.0)
@@ -44,13 +33,13 @@ def test_a_fast_pool_after_an_idle_spell_sends_a_burst_of_a_quarter_step() -> No
 def test_a_send_after_an_idle_spell_uses_the_refilled_token() -> None:
     # `sent` refills the bucket before taking its token: after 1 s idle at 4/s, one send empties
     # the (one-token) bucket, and the next send must wait a full 1/rate.
-    pacer = paced(4.0)
+    pacer = paced_pacer(4.0)
     pacer.sent(3.0)  # no `delay` asked first
     assert pacer.delay(3.0) == pytest.approx(1 / 4.0)
 
 
 def test_a_send_closes_a_finished_step_before_counting_itself() -> None:
-    pacer = paced(100.0)
+    pacer = paced_pacer(100.0)
     for i in range(1, 5):
         now = 2.0 + i / 64
         pacer.sent(now)
@@ -62,7 +51,7 @@ def test_a_send_closes_a_finished_step_before_counting_itself() -> None:
 
 def test_a_slow_gateway_measured_below_one_request_per_second_is_kept() -> None:
     # Two sends in a 2 s step, one refused: 0.9 * 1 / 2 = 0.45/s, above the 0.1/s floor.
-    pacer = paced(1.5)
+    pacer = paced_pacer(1.5)
     pacer.sent(2.5)
     pacer.sent(3.0)
     pacer.throttled(sent_at=3.0, now=3.0)
@@ -71,7 +60,7 @@ def test_a_slow_gateway_measured_below_one_request_per_second_is_kept() -> None:
 
 def test_a_clean_step_at_most_doubles_a_slow_rate() -> None:
     # PROBE (2/s) is more than the rate (1.5/s): the raise is capped at doubling.
-    pacer = paced(1.5)
+    pacer = paced_pacer(1.5)
     assert pacer.delay(2.125) > 0  # a call waited for its turn
     for now in (2.5, 3.0, 3.5):
         pacer.sent(now)
@@ -80,7 +69,7 @@ def test_a_clean_step_at_most_doubles_a_slow_rate() -> None:
 
 def test_a_step_closes_at_exactly_step_seconds_and_probes_at_exactly_the_used_share() -> None:
     # 32/s over 0.25 s: USED (0.75) of the pace is exactly 6 sends; a call waited in the step.
-    pacer = paced(32.0)
+    pacer = paced_pacer(32.0)
     assert pacer.delay(2.0 + 1 / 64) > 0
     for k in range(1, 7):
         pacer.sent(2.0 + k / 32)
@@ -88,7 +77,7 @@ def test_a_step_closes_at_exactly_step_seconds_and_probes_at_exactly_the_used_sh
 
 
 def test_a_wait_at_the_instant_the_step_began_does_not_make_the_step_probe() -> None:
-    pacer = paced(32.0)
+    pacer = paced_pacer(32.0)
     assert pacer.delay(2.0) > 0  # waited at the step's first instant (the previous step's wait)
     for k in range(1, 7):
         pacer.sent(2.0 + k / 32)
@@ -96,7 +85,7 @@ def test_a_wait_at_the_instant_the_step_began_does_not_make_the_step_probe() -> 
 
 
 def test_pacing_heals_at_exactly_heal_seconds_after_the_last_429() -> None:
-    pacer = paced(10.0)
+    pacer = paced_pacer(10.0)
     assert pacer.current(2.0 + HEAL - 0.25) == 10.0
     assert pacer.current(2.0 + HEAL) is None
 
@@ -104,7 +93,7 @@ def test_pacing_heals_at_exactly_heal_seconds_after_the_last_429() -> None:
 def test_probed_rates_are_not_remembered_for_the_next_episode() -> None:
     # Only a measured rate (a throttled step or the first wave) seeds the next episode: a rate
     # reached by probing is a guess the gateway never confirmed.
-    pacer = paced(10.0)
+    pacer = paced_pacer(10.0)
     now = 2.0
     for _ in range(3):  # three clean steps in which calls waited: 10 -> 12 -> 16 -> 24
         for k in range(1, 9):
