@@ -20,30 +20,13 @@ from langchain_kimi._errors import KimiQuotaExceededError, KimiRateLimitError, K
 from langchain_kimi._http.pool.admission import ANSWERED, Admission, Outcome, Permit, _Waiter
 from langchain_kimi._http.pool.pacer import HEAL, MARGIN, PROBE, Pacer
 from langchain_kimi._http.transport import Transport, TransportConfig
+from tests.support.fake_clock import Clock, paced_pacer
 from tests.support.fake_transport import OK, Script, ok, post, scripted_transport
 
 KEY = "sk-test-admission-0123456789"
 PATH = "/v1/chat/completions"
 BASE = "https://direct.evolink.ai"
 BODY: dict[str, Any] = {"model": "kimi-k3.1-pro", "messages": [{"role": "user", "content": "hi"}]}
-
-
-class Clock:
-    """Fake time: `sleep` / `async_sleep` advance it and record the waits."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(round(seconds, 6))
-        self.now += seconds
-
-    async def async_sleep(self, seconds: float) -> None:
-        self.sleep(seconds)
 
 
 class Gateway(Script):
@@ -592,22 +575,10 @@ def test_a_new_episode_starts_near_the_rate_the_last_one_measured() -> None:
     assert pacer.rate == pytest.approx(MARGIN * 50.0)
 
 
-def _paced_pacer(rate: float) -> Pacer:
-    """A pacer at `rate`, a step starting at t=2 s just after a 429."""
-    pacer = Pacer()
-    pacer.sent(2.0)
-    pacer.throttled(sent_at=2.0, now=2.0)
-    pacer.rate = rate
-    pacer._first_step = False
-    pacer._sends.clear()
-    pacer._refused.clear()
-    return pacer
-
-
 def test_a_pace_nobody_used_is_not_raised() -> None:
     # Calls waited (they slept their own back-off), yet only 4 sends went out in a step that
     # allowed 25: the step says nothing about the gateway, the rate stays.
-    pacer = _paced_pacer(100.0)
+    pacer = paced_pacer(100.0)
     for i in range(4):
         now = 2.0 + 0.05 * (i + 1)
         pacer._last_waited = now
@@ -616,7 +587,7 @@ def test_a_pace_nobody_used_is_not_raised() -> None:
 
 
 def test_a_step_whose_sends_were_all_refused_halves_the_rate() -> None:
-    pacer = _paced_pacer(100.0)
+    pacer = paced_pacer(100.0)
     for i in range(4):
         now = 2.0 + 0.05 * (i + 1)
         pacer.sent(now)

@@ -1,0 +1,165 @@
+"""Admission at its edges: the default cool-down, the serving window, capacity growth from hold
+times, the first report of a permit, and the wait before a retry against the pool timeout.
+
+Each test pins one rule of `langchain_kimi._http.pool.admission` that a mutation run (issue 19
+item 5) showed unpinned. A fake clock; nothing sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from dataclasses import dataclass
+
+import pytest
+
+from langchain_kimi._errors import KimiError, KimiRateLimitError, KimiTimeoutError
+from langchain_kimi._http.pool.admission import (
+    ANSWERED,
+    DEFAULT_COOL_DOWN,
+    SERVING_WINDOW,
+    Admission,
+    Outcome,
+)
+from langchain_kimi._http.retry import RETRY_AFTER_CAP
+from tests.support.fake_clock import Clock
+
+
+def gate(capacity: int = 1, **kwargs: object) -> tuple[Admission, Clock]:
+    clock = Clock()
+    kwargs.setdefault("adaptive", False)
+    return Admission(capacity, clock=clock, **kwargs), clock  # type: ignore[arg-type]
+
+
+@dataclass
+class Failure:
+    error: KimiError
+    retryable: bool = True
+    retry_after: float | None = None
+
+
+def test_a_429_without_retry_after_holds_every_call_back_for_the_default_cool_down() -> None:
+    admission, clock = gate()
+    admission.call(30.0).enter(clock.sleep).done(Outcome("throttled", None))
+    admission.call(30.0).enter(clock.sleep).release()
+    assert clock.sleeps == [DEFAULT_COOL_DOWN]
+
+
+def test_only_the_first_report_of_a_permit_counts() -> None:
+    admission, clock = gate()
+    permit = admission.call(30.0).enter(clock.sleep)
+    permit.done(ANSWERED, keep=True)  # a stream's reply: reported, its slot still held
+    permit.done(Outcome("throttled", 5.0))  # a later report is ignored; the slot is freed
+    admission.call(30.0).enter(clock.sleep).release()
+    assert clock.sleeps == []
+    assert admission.in_flight == 0
+
+
+def test_the_pool_is_served_for_exactly_the_serving_window_after_an_answer() -> None:
+    admission, clock = gate()
+    assert not admission.serving()
+    admission.call(30.0).enter(clock.sleep).done(ANSWERED)
+    clock.now += SERVING_WINDOW - 0.5
+    assert admission.serving()
+    clock.now += 0.5
+    assert not admission.serving()
+
+
+def test_a_full_pool_whose_slots_are_held_one_second_on_average_grows() -> None:
+    admission, clock = gate(max_capacity=2)
+    first = admission.call(30.0).enter(clock.sleep)
+    clock.now += 10.0
+    first.release()  # held 10 s: the moving average (weight 0.1, from 0) is 1.0 s
+    admission.call(30.0).enter(clock.sleep)
+    admission.call(0.0).enter(clock.sleep)  # the pool is full: it grows instead of timing out
+    assert admission.capacity == 2
+
+
+def test_a_full_pool_whose_slots_are_held_briefly_does_not_grow() -> None:
+    admission, clock = gate(max_capacity=2)
+    first = admission.call(30.0).enter(clock.sleep)
+    clock.now += 5.0
+    first.release()  # the moving average is 0.5 s
+    admission.call(30.0).enter(clock.sleep)
+    with pytest.raises(KimiTimeoutError):
+        admission.call(0.0).enter(clock.sleep)
+    assert admission.capacity == 1
+
+
+def test_the_repr_shows_the_queue() -> None:
+    admission, _ = gate()
+    assert repr(admission) == "Admission(in_flight=0, queued=0, rate=None)"
+
+
+def _throttled(retry_after: float | None) -> Failure:
+    return Failure(KimiRateLimitError("rate limited", status_code=429), retry_after=retry_after)
+
+
+def test_our_own_backoff_is_waited_whatever_the_pool_timeout() -> None:
+    admission, _ = gate()
+    call = admission.call(0.5)
+    assert call.retry_wait(1.5, _throttled(None)) == 1.5
+    assert call.retry_wait(1.5, _throttled(3.0)) == 1.5  # not the gateway's wait: ours
+
+
+def test_the_gateways_wait_is_capped_for_a_call_without_a_pool_timeout() -> None:
+    admission, _ = gate()
+    wait = RETRY_AFTER_CAP + 100.0
+    assert admission.call(None).retry_wait(wait, _throttled(wait)) == RETRY_AFTER_CAP
+    assert admission.call(None).retry_wait(2.0, _throttled(2.0)) == 2.0
+
+
+def test_the_gateways_wait_up_to_the_pool_timeout_is_waited() -> None:
+    admission, _ = gate()
+    assert admission.call(5.0).retry_wait(5.0, _throttled(5.0)) == 5.0
+
+
+def test_the_gateways_wait_beyond_the_pool_timeout_raises_the_failure_saying_why() -> None:
+    admission, _ = gate()
+    failure = _throttled(6.0)
+    with pytest.raises(KimiRateLimitError) as raised:
+        admission.call(5.0).retry_wait(6.0, failure)
+    assert raised.value is failure.error
+    assert "retry after 6s, longer than this call's pool timeout of 5s" in str(raised.value)
+
+
+async def _yield_then_advance(clock: Clock, seconds: float) -> None:
+    """An async sleep on the fake clock that lets the other tasks run first."""
+    await asyncio.sleep(0)
+    clock.sleep(seconds)
+
+
+async def test_the_head_granted_after_its_cool_down_wakes_the_calls_granted_with_it() -> None:
+    admission, clock = gate(capacity=2)
+    admission.call(30.0).enter(clock.sleep).done(Outcome("throttled", None))  # a cool-down
+
+    def sleep(seconds: float) -> Awaitable[None]:
+        return _yield_then_advance(clock, seconds)
+
+    head = asyncio.create_task(admission.call(30.0).aenter(sleep))
+    second = asyncio.create_task(admission.call(30.0).aenter(sleep))
+    # The head's poll after its cool-down grants both; the second must be woken by it (a second
+    # of real time is a generous bound: it is woken at once).
+    permits = await asyncio.wait_for(asyncio.gather(head, second), 1.0)
+    assert admission.in_flight == 2
+    for permit in permits:
+        permit.release()
+
+
+async def test_a_slot_handed_on_by_a_cancelled_call_wakes_the_next_call() -> None:
+    admission, clock = gate()
+    holder = admission.call(30.0).enter(clock.sleep)
+
+    async def no_sleep(seconds: float) -> None:
+        raise AssertionError("nothing here is paced")
+
+    first = asyncio.create_task(admission.call(30.0).aenter(no_sleep))
+    second = asyncio.create_task(admission.call(30.0).aenter(no_sleep))
+    await asyncio.sleep(0)
+    holder.release()  # granted to `first`...
+    first.cancel()  # ...which is cancelled before it runs: the slot goes on to `second`
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    permit = await asyncio.wait_for(second, 1.0)  # woken at once (the bound is generous)
+    assert admission.in_flight == 1
+    permit.release()
