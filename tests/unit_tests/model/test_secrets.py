@@ -42,7 +42,7 @@ def test_mixed_and_nested_escapes_are_found() -> None:
 
 
 def test_an_unknown_key_shaped_string_is_removed_without_being_given() -> None:
-    assert Scrubber().text("keys sk-abcdefghijklmnop1234 and sk-short") == "keys *** and sk-short"
+    assert Scrubber().text("keys sk-placeholder-abcdefgh and sk-short") == "keys *** and sk-short"
 
 
 def test_a_parsed_structure_loses_the_key_everywhere_and_keeps_its_shape() -> None:
@@ -127,7 +127,7 @@ def test_headers_lose_credential_values_and_echoed_keys() -> None:
 
 
 def test_url_loses_userinfo_and_credential_query_values() -> None:
-    url = "https://user:hunter2-password@gateway.example/v1?api_key=sk-live-0123456789abcdef&mode=x"
+    url = "https://user:hunter2-password@gateway.example/v1?api_key=sk-placeholder-not-a-real-key&mode=x"
     scrubber = Scrubber.for_key(None, url)
     cleaned = scrubber.url(url)
     assert cleaned == "https://***@gateway.example/v1?api_key=***&mode=x"
@@ -135,7 +135,7 @@ def test_url_loses_userinfo_and_credential_query_values() -> None:
     message = scrubber.text(f"refused {url!r}; password hunter2-password")
     assert "hunter2-password" not in message
     assert "user:" not in message
-    assert "0123456789abcdef" not in message
+    assert "not-a-real-key" not in message
 
 
 def test_a_url_echoing_the_key_in_its_query_loses_it() -> None:
