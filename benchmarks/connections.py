@@ -13,11 +13,12 @@ reasoning model's minutes-long answer does. For each level `k` and each transpor
 
 Transports: `one pool` (one `httpx.AsyncHTTPTransport`, room for every stream: httpcore scans all
 its connections on each request and each close, so each costs more as `k` grows and the total is
-quadratic), `spread 16` (ChatKimi's: `spread.ASpread` of 16-connection pools) and `spread 200`
-(the same with main's former 200-connection pools); the pools share one TLS context, as ChatKimi's
-do. Then `admission`: ChatKimi's queue in front of
-the pool (`pool.admission.Admission`) with `k` calls waiting for one slot: client CPU per hand-over
-(a release that grants the next call). CPU is `time.process_time()` of the client process only.
+quadratic), `spread 2` (ChatKimi's: `spread.ASpread` of `CONNECTIONS_PER_POOL` = 2-connection
+pools), `spread 16` and `spread 200` (the same with pools of 16 and of 200 connections, the size
+before); the pools share one TLS context, as ChatKimi's do. Then `admission`: ChatKimi's queue in
+front of the pool (`pool.admission.Admission`) with `k` calls waiting for one slot: client CPU per
+hand-over (a release that grants the next call). CPU is `time.process_time()` of the client
+process only.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import httpx
 from benchmarks.run import ServerProcess
 from benchmarks.server import _response, _watch_stdin, serve_connection
 from langchain_kimi._http.pool.admission import Admission
-from langchain_kimi._http.pool.shared import _tls_context
+from langchain_kimi._http.pool.shared import CONNECTIONS_PER_POOL, _tls_context
 from langchain_kimi._http.pool.spread import ASpread
 
 HELD_HEAD = (
@@ -80,6 +81,7 @@ TRANSPORTS: dict[str, Callable[[int], httpx.AsyncBaseTransport]] = {
     "one pool": lambda k: httpx.AsyncHTTPTransport(
         limits=httpx.Limits(max_connections=k + 1, max_keepalive_connections=k + 1)
     ),
+    f"spread {CONNECTIONS_PER_POOL}": lambda _: ASpread(CONNECTIONS_PER_POOL, _tls_context()),
     "spread 16": lambda _: ASpread(16, _tls_context()),
     "spread 200": lambda _: ASpread(200, _tls_context()),
 }

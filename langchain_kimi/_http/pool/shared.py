@@ -46,10 +46,12 @@ CAPACITY = 200
 so httpcore's own queue, which it rescans against every connection on each pool event, stays
 empty). Slow answers grow it by this much at a time, up to `MAX_IN_FLIGHT`."""
 MAX_IN_FLIGHT = 4_000
-CONNECTIONS_PER_POOL = 16
+CONNECTIONS_PER_POOL = 2
 """Connections per httpcore pool behind the clients (`spread.Spread` opens as many such pools as the
 requests in flight need): httpcore's cost per request grows with the connections of its pool, so
-they stay few. Measured on loopback (docs/benchmarks.md, "Many connections")."""
+they stay few. Measured on loopback, client CPU per `ainvoke` at 100 concurrent: 6.2 ms with one
+200-connection pool, 2.9 ms with pools of 16, 2.1 ms of 8, 1.4-1.5 ms of 4 or 2, 1.2 ms of 1; at 500
+and 2,000 concurrent, 1.5-1.8 ms for 1, 2 and 4 (docs/benchmarks.md, "Many connections")."""
 IDLE_SECONDS = 30.0
 """How long a pool whose models are all gone (collected without `close`), or the client of an
 event loop that is not running, stays open for the next use. One model per tenant key or one event
