@@ -31,6 +31,7 @@ from typing import Generic, TypeVar
 import httpx
 
 _Pool = TypeVar("_Pool")
+_Body = httpx.SyncByteStream | httpx.AsyncByteStream
 
 
 class _Places(Generic[_Pool]):
@@ -85,48 +86,57 @@ class _Placed(Generic[_Pool]):
         if kind is not None:  # no response: the place is free again
             self._places.give_back(self.index)
 
-    def counted(self, response: httpx.Response) -> httpx.Response:
-        """The response, whose body gives the place back when it is closed."""
-        done = functools.partial(self._places.give_back, self.index)
-        response.stream = _Counted(response.stream, done)
+    def counted(
+        self, response: httpx.Response, body: Callable[[_Body, Callable[[], None]], _Body]
+    ) -> httpx.Response:
+        """The response, whose body (`body`: its pool's kind) gives the place back when closed."""
+        give_back = functools.partial(self._places.give_back, self.index)
+        response.stream = body(response.stream, give_back)
         return response
 
 
-class _Counted(httpx.SyncByteStream, httpx.AsyncByteStream):
-    """A response body (sync or async, as its pool's) whose first close frees its place."""
+class _Counted:
+    """A response body whose first close frees its place (`_SyncCounted`, `_AsyncCounted`)."""
 
-    def __init__(
-        self, inner: httpx.SyncByteStream | httpx.AsyncByteStream, done: Callable[[], None]
-    ) -> None:
-        self._inner = inner
+    def __init__(self, inner: _Body, done: Callable[[], None]) -> None:
         self._done: Callable[[], None] | None = done
-
-    def __iter__(self) -> Iterator[bytes]:  # the inner iterator itself: no layer per chunk
-        assert isinstance(self._inner, httpx.SyncByteStream)
-        return iter(self._inner)
-
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        assert isinstance(self._inner, httpx.AsyncByteStream)
-        return aiter(self._inner)
-
-    def close(self) -> None:
-        assert isinstance(self._inner, httpx.SyncByteStream)
-        try:
-            self._inner.close()
-        finally:
-            self._freed()
-
-    async def aclose(self) -> None:
-        assert isinstance(self._inner, httpx.AsyncByteStream)
-        try:
-            await self._inner.aclose()
-        finally:
-            self._freed()
 
     def _freed(self) -> None:
         done, self._done = self._done, None
         if done is not None:
             done()
+
+
+class _SyncCounted(_Counted, httpx.SyncByteStream):
+    def __init__(self, inner: _Body, done: Callable[[], None]) -> None:
+        super().__init__(inner, done)
+        assert isinstance(inner, httpx.SyncByteStream)  # a sync pool's
+        self._inner = inner
+
+    def __iter__(self) -> Iterator[bytes]:  # the inner iterator itself: no layer per chunk
+        return iter(self._inner)
+
+    def close(self) -> None:
+        try:
+            self._inner.close()
+        finally:
+            self._freed()
+
+
+class _AsyncCounted(_Counted, httpx.AsyncByteStream):
+    def __init__(self, inner: _Body, done: Callable[[], None]) -> None:
+        super().__init__(inner, done)
+        assert isinstance(inner, httpx.AsyncByteStream)  # an async pool's
+        self._inner = inner
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return aiter(self._inner)
+
+    async def aclose(self) -> None:
+        try:
+            await self._inner.aclose()
+        finally:
+            self._freed()
 
 
 class _Spread(Generic[_Pool]):
@@ -156,7 +166,7 @@ class Spread(_Spread[httpx.HTTPTransport], httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         with _Placed(self._places) as place:
             response = place.pool.handle_request(request)
-        return place.counted(response)
+        return place.counted(response, _SyncCounted)
 
     def close(self) -> None:
         for pool in self._pools():
@@ -172,7 +182,7 @@ class ASpread(_Spread[httpx.AsyncHTTPTransport], httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         with _Placed(self._places) as place:
             response = await place.pool.handle_async_request(request)
-        return place.counted(response)
+        return place.counted(response, _AsyncCounted)
 
     async def aclose(self) -> None:
         for pool in self._pools():
