@@ -98,7 +98,7 @@ class _Placed(Generic[_Pool]):
 class _Counted:
     """A response body whose first close frees its place (`_SyncCounted`, `_AsyncCounted`)."""
 
-    def __init__(self, inner: _Body, done: Callable[[], None]) -> None:
+    def __init__(self, done: Callable[[], None]) -> None:
         self._done: Callable[[], None] | None = done
 
     def _freed(self) -> None:
@@ -109,7 +109,7 @@ class _Counted:
 
 class _SyncCounted(_Counted, httpx.SyncByteStream):
     def __init__(self, inner: _Body, done: Callable[[], None]) -> None:
-        super().__init__(inner, done)
+        super().__init__(done)
         assert isinstance(inner, httpx.SyncByteStream)  # a sync pool's
         self._inner = inner
 
@@ -125,7 +125,7 @@ class _SyncCounted(_Counted, httpx.SyncByteStream):
 
 class _AsyncCounted(_Counted, httpx.AsyncByteStream):
     def __init__(self, inner: _Body, done: Callable[[], None]) -> None:
-        super().__init__(inner, done)
+        super().__init__(done)
         assert isinstance(inner, httpx.AsyncByteStream)  # an async pool's
         self._inner = inner
 
