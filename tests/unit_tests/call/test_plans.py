@@ -14,6 +14,7 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk
 
+from langchain_kimi._call._sync.drivers import read_round
 from langchain_kimi._call.plans import InvokePlan, StreamPlan, llm_output, token_text
 from langchain_kimi._errors import KimiAPIError, KimiStreamError
 from langchain_kimi._request.profiles import K31_PRO, Protocol
@@ -38,7 +39,7 @@ def _delta(text: str) -> tuple[str, str]:
 def _stream(plan: StreamPlan, *texts: str, done: bool = True) -> list[ChatGenerationChunk]:
     plan.start_round(URL, "req-1")
     events = [_delta(t) for t in texts] + ([("", "[DONE]")] if done else [])
-    return list(plan.run_round(events))
+    return list(read_round(plan, events))
 
 
 def _reply(text: str) -> dict[str, Any]:
