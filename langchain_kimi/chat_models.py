@@ -18,7 +18,7 @@ import httpx
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import Runnable
 from langchain_core.utils import from_env, secret_from_env
 from pydantic import (
     AliasChoices,
@@ -32,7 +32,7 @@ from pydantic import (
 
 from langchain_kimi._call._async import drivers as async_drivers
 from langchain_kimi._call._sync import drivers
-from langchain_kimi._call.plans import PlanT
+from langchain_kimi._call.plans import PlanSettings
 from langchain_kimi._contract import PROVIDER, sum_usage
 from langchain_kimi._http.config import (
     DEFAULT_TIMEOUT,
@@ -46,7 +46,7 @@ from langchain_kimi._langchain.token_estimate import estimate_message_tokens, es
 from langchain_kimi._request.profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._request.resolve import ModelDefaults, resolve_options
 from langchain_kimi._request.tools import ToolLike, spec_to_bindable, to_tool_specs
-from langchain_kimi._warn import calls_from_caller
+from langchain_kimi._warn import from_caller
 
 DEFAULT_BASE_URL = "https://direct.evolink.ai"
 DOCUMENTED_FALLBACK_URL = "https://api.evolink.ai"
@@ -414,26 +414,10 @@ class ChatKimi(BaseChatModel):
 
     # ---------------------------------------------------------------- calls
 
-    def _plan(
-        self,
-        kind: type[PlanT],
-        messages: list[BaseMessage],
-        stop: list[str] | None,
-        kwargs: dict[str, Any],
-    ) -> PlanT:
-        plan = kind.for_call(
-            messages,
-            self._defaults(),
-            stop,
-            kwargs,
-            max_builtin_rounds=self.max_builtin_rounds,
-            secret=self._key(),
-        )
-        self._transport()  # the missing-key error comes before anything is sent
-        return plan
-
-    def _key(self) -> str:
-        return self.api_key.get_secret_value() if self.api_key is not None else ""
+    def _plan_settings(self) -> PlanSettings:
+        """What every plan of this model starts from (its fields, checked at construction)."""
+        secret = self.api_key.get_secret_value() if self.api_key is not None else ""
+        return PlanSettings(self._defaults(), self.max_builtin_rounds, secret=secret)
 
     # LangChain's call hooks are written once, async, in `_call/_async/drivers.py`; the sync ones
     # are generated from them (`tools/unasync.py`), so the two halves cannot drift apart.
@@ -464,40 +448,9 @@ class ChatKimi(BaseChatModel):
     # langchain-core runs these in tasks or threads of their own, whose stacks do not reach the
     # caller: the caller's line is recorded first, so that a warning names it (`_warn`).
 
-    async def ainvoke(
-        self,
-        input: LanguageModelInput,
-        config: RunnableConfig | None = None,
-        *,
-        stop: list[str] | None = None,
-        **kwargs: Any,
-    ) -> AIMessage:
-        with calls_from_caller():
-            return await super().ainvoke(input, config, stop=stop, **kwargs)
-
-    def batch(
-        self,
-        inputs: list[LanguageModelInput],
-        config: RunnableConfig | list[RunnableConfig] | None = None,
-        *,
-        return_exceptions: bool = False,
-        **kwargs: Any | None,
-    ) -> list[AIMessage]:
-        with calls_from_caller():
-            return super().batch(inputs, config, return_exceptions=return_exceptions, **kwargs)
-
-    async def abatch(
-        self,
-        inputs: list[LanguageModelInput],
-        config: RunnableConfig | list[RunnableConfig] | None = None,
-        *,
-        return_exceptions: bool = False,
-        **kwargs: Any | None,
-    ) -> list[AIMessage]:
-        with calls_from_caller():
-            return await super().abatch(
-                inputs, config, return_exceptions=return_exceptions, **kwargs
-            )
+    ainvoke = from_caller(BaseChatModel.ainvoke)
+    batch = from_caller(BaseChatModel.batch)
+    abatch = from_caller(BaseChatModel.abatch)
 
     # ---------------------------------------------------------------- token estimate
 

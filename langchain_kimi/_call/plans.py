@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, ClassVar, Self, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Self
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -30,6 +31,16 @@ from langchain_kimi.protocols.interfaces import ProtocolAdapter, StreamDecoder
 _PARSER_FAILURES = (KeyError, IndexError, TypeError, AttributeError, ValueError)
 
 
+@dataclass(frozen=True)
+class PlanSettings:
+    """What every call of one model starts from: its fields that shape a request, how many
+    built-in rounds a call may run, and the key to remove from every error."""
+
+    defaults: ModelDefaults
+    max_builtin_rounds: int
+    secret: str = field(default="", repr=False)
+
+
 class _Plan:
     """What both plans share: the request so far, the protocol's rounds of this call, and the
     guard every error of the call passes through."""
@@ -40,12 +51,9 @@ class _Plan:
     def for_call(
         cls,
         messages: list[BaseMessage],
-        defaults: ModelDefaults,
         stop: list[str] | None,
         kwargs: dict[str, Any],
-        *,
-        max_builtin_rounds: int,
-        secret: str,
+        settings: PlanSettings,
     ) -> Self:
         """The plan of one call: its options (the model's checked fields, then the call's
         `stop` and keyword arguments) and the first body, built by the model's protocol. Bad
@@ -53,12 +61,19 @@ class _Plan:
         if not messages:
             msg = "ChatKimi needs at least one message"
             raise ValueError(msg)
+        defaults = settings.defaults
         options = resolve_options(
             defaults, stop, kwargs, stream=cls._streams, defaults_checked=True
         )
         chosen = protocol_adapter(defaults.protocol)
         body = chosen.build_request(messages, options)
-        return cls(chosen, options, body, max_builtin_rounds=max_builtin_rounds, secret=secret)
+        return cls(
+            chosen,
+            options,
+            body,
+            max_builtin_rounds=settings.max_builtin_rounds,
+            secret=settings.secret,
+        )
 
     def __init__(
         self,
@@ -272,10 +287,6 @@ class StreamPlan(_Plan):
             # What the earlier rounds add, as the invoke path reports it (the reply is complete).
             self._rounds.final_chunk(chunk, self.decoder.reply())
         return chunk
-
-
-PlanT = TypeVar("PlanT", InvokePlan, StreamPlan)
-"""Either plan (a call asks for the kind it runs)."""
 
 
 def _aggregate(chunks: list[AIMessageChunk]) -> AIMessageChunk:

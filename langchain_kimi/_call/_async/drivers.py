@@ -20,22 +20,16 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 
-from langchain_kimi._call.plans import InvokePlan, PlanT, StreamPlan, token_text
+from langchain_kimi._call.plans import InvokePlan, PlanSettings, StreamPlan, token_text
 from langchain_kimi._http.transport import Transport
 
 
 class CallingModel(Protocol):
-    """What the drivers need of the model (`ChatKimi`): a call's plan, its transport, and
-    whether a stream's chunks keep their usage. It is positional-only in the hooks: a call's own
-    keyword arguments (`model=...` among them) go to `kwargs`."""
+    """What the drivers need of the model (`ChatKimi`): what its plans start from, its
+    transport, and whether a stream's chunks keep their usage. It is positional-only in the
+    hooks: a call's own keyword arguments (`model=...` among them) go to `kwargs`."""
 
-    def _plan(
-        self,
-        kind: type[PlanT],
-        messages: list[BaseMessage],
-        stop: list[str] | None,
-        kwargs: dict[str, Any],
-    ) -> PlanT: ...
+    def _plan_settings(self) -> PlanSettings: ...
 
     def _transport(self) -> Transport: ...
 
@@ -51,8 +45,8 @@ async def agenerate(
     **kwargs: Any,
 ) -> ChatResult:
     """Post each body the plan asks for; the plan's result once it asks for none."""
-    plan = model._plan(InvokePlan, messages, stop, kwargs)
-    transport = model._transport()
+    plan = InvokePlan.for_call(messages, stop, kwargs, model._plan_settings())
+    transport = model._transport()  # after the plan: bad input is refused before a missing key
     while plan.pending is not None:
         with plan.guard():
             reply = await transport.apost_json(plan.adapter.path, plan.pending)
@@ -71,7 +65,7 @@ async def astream(
     """Stream each body the plan asks for; every chunk goes to `on_llm_new_token`, then to the
     caller (without its usage when the call or the model says `stream_usage=False`)."""
     keep_usage = model._stream_usage(kwargs)
-    plan = model._plan(StreamPlan, messages, stop, kwargs)
+    plan = StreamPlan.for_call(messages, stop, kwargs, model._plan_settings())
     transport = model._transport()
     while plan.pending is not None:
         with plan.guard():

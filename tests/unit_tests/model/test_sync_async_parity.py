@@ -1,9 +1,10 @@
 """The sync and async halves of ChatKimi's calls do the same thing (issue 19 item 2).
 
 Every scenario is run on both halves against fresh, identically scripted gateways, and what the
-caller gets is compared whole: `invoke` with `ainvoke`, `stream` with `astream` (each chunk, the
-`on_llm_new_token` callbacks, the requests sent), raised errors included (type, message, request
-id, what a stream delivered before failing). A change to one half only fails here.
+caller gets is compared whole: `invoke` with `ainvoke`, `stream` with `astream`, `stream_events`
+with `astream_events` (each message, chunk or event, the `on_llm_new_token` callbacks, the
+requests sent), raised errors included (type, message, request id, what a stream delivered
+before failing). A change to one half only fails here.
 
 And an interruption of either half (Ctrl-C in a sync stream's consumer or while it waits for
 bytes, a cancelled async stream) leaves no pool slot held, no queue entry and no connection open.
@@ -24,10 +25,9 @@ from uuid import UUID
 import httpx
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import BaseMessage, BaseMessageChunk
 from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
-from langchain_core.runnables import Runnable
+from pydantic import BaseModel
 
 from langchain_kimi import ChatKimi
 from langchain_kimi._errors import KimiError
@@ -36,15 +36,12 @@ from tests.support.fake_gateway import FakeGateway
 
 PROMPT = "Capital of France?"
 USAGE = {"input_tokens": 40, "output_tokens": 12, "reasoning_tokens": 7, "cache_read": 10}
-WEATHER = {
-    "name": "get_weather",
-    "description": "The weather in a city.",
-    "parameters": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-    },
-}
+
+
+class GetWeather(BaseModel):
+    """The weather in a city."""
+
+    city: str
 
 
 @dataclass
@@ -64,9 +61,9 @@ SCENARIOS = {
         lambda gw: gw.add_reply(text="Paris.", reasoning="The capital.", usage=USAGE), "Paris."
     ),
     "tool calls": Scenario(
-        lambda gw: gw.add_reply(tool_calls=[{"name": "get_weather", "args": {"city": "Paris"}}]),
-        "get_weather",
-        bind_tools=[WEATHER],
+        lambda gw: gw.add_reply(tool_calls=[{"name": "GetWeather", "args": {"city": "Paris"}}]),
+        "GetWeather",
+        bind_tools=[GetWeather],
     ),
     "web search rounds": Scenario(
         lambda gw: gw.add_web_search(
@@ -96,6 +93,18 @@ SCENARIOS = {
     ),
 }
 
+HALVES = {"invoke": "ainvoke", "stream": "astream", "stream_events": "astream_events"}
+"""Each sync way of calling and its async twin. `stream_events(version="v3")` is the path on
+which langchain-core hands the stream hooks a run manager (their own `on_llm_new_token` calls)."""
+V3_SCENARIOS = ["text", "usage left off the stream", "retried after a 503", "an error"]
+"""Without call arguments: langchain-core's async v3 path (1.8.3) sends no bound `tools`."""
+CASES = [
+    (sync, scenario)
+    for sync in HALVES
+    for scenario in SCENARIOS
+    if sync != "stream_events" or scenario in V3_SCENARIOS
+]
+
 
 class Tokens(BaseCallbackHandler):
     """Records every `on_llm_new_token` call, in order, on the calling thread."""
@@ -119,16 +128,12 @@ class Tokens(BaseCallbackHandler):
         self.seen.append((token, _normal(chunk.message)))
 
 
-def _same_run_ids(data: Any) -> Any:
-    """`data` with the ids LangChain draws per run (`lc_run--<uuid>`) made equal."""
+def _normal(item: Any) -> Any:
+    """A message, chunk or event as JSON data, with the ids LangChain draws per run
+    (`lc_run--<uuid>`) made equal."""
+    data = item.model_dump() if isinstance(item, BaseMessage) else item
     text = json.dumps(data, ensure_ascii=False, default=repr)
     return json.loads(re.sub(r"lc_run-[-0-9a-f]+", "<run id>", text))
-
-
-def _normal(message: BaseMessage) -> dict[str, Any]:
-    """A message as a dict, run ids made equal."""
-    normal: dict[str, Any] = _same_run_ids(message.model_dump())
-    return normal
 
 
 def _error(error: BaseException) -> dict[str, Any]:
@@ -143,121 +148,70 @@ def _error(error: BaseException) -> dict[str, Any]:
     return outcome
 
 
-def _runnable(
-    gw: FakeKimiGateway, protocol: str, scenario: Scenario
-) -> Runnable[LanguageModelInput, Any]:
-    model = gw.chat_model(protocol=protocol, **scenario.fields)
-    if scenario.bind_tools is not None:
-        return model.bind_tools(scenario.bind_tools)
-    return model
+def _call(runnable: Any, style: str, call: dict[str, Any]) -> dict[str, Any]:
+    """What the caller gets of one call in `style`: the items in order, up to the error if one
+    is raised (and the error)."""
+    config: Any = {"callbacks": [tokens := Tokens()]}
+    items: list[Any] = []
+
+    async def acollect() -> None:
+        if style == "ainvoke":
+            items.append(await runnable.ainvoke(PROMPT, config, **call))
+            return
+        source = runnable.astream(PROMPT, config, **call)
+        if style == "astream_events":
+            source = await runnable.astream_events(PROMPT, config, version="v3", **call)
+        async for item in source:
+            items.append(item)
+
+    outcome: dict[str, Any] = {}
+    try:
+        if style == "invoke":
+            items.append(runnable.invoke(PROMPT, config, **call))
+        elif style == "stream":
+            items.extend(runnable.stream(PROMPT, config, **call))
+        elif style == "stream_events":
+            items.extend(runnable.stream_events(PROMPT, config, version="v3", **call))
+        else:
+            asyncio.run(acollect())
+    except Exception as error:  # the error is the outcome compared
+        outcome["raised"] = _error(error)
+    texts = [item.content for item in items if isinstance(getattr(item, "content", 0), str)]
+    return outcome | {
+        "items": [_normal(item) for item in items],
+        "text": "".join(texts),
+        "tokens": tokens.seen,
+    }
 
 
 def _run(protocol: str, scenario: Scenario, style: str) -> dict[str, Any]:
-    """Everything the caller sees of one call in `style`, and what the gateway received."""
+    """One call against a freshly scripted gateway, and what the gateway received."""
     gw = FakeKimiGateway()
     scenario.script(gw)
-    runnable = _runnable(gw, protocol, scenario)
-    tokens = Tokens()
-    config: Any = {"callbacks": [tokens]}
-    outcome: dict[str, Any] = {}
-    chunks: list[BaseMessageChunk] = []
-    try:
-        if style == "invoke":
-            outcome["message"] = _normal(runnable.invoke(PROMPT, config, **scenario.call))
-        elif style == "ainvoke":
-            message = asyncio.run(runnable.ainvoke(PROMPT, config, **scenario.call))
-            outcome["message"] = _normal(message)
-        elif style == "stream":
-            for chunk in runnable.stream(PROMPT, config, **scenario.call):
-                chunks.append(chunk)
-        else:
-
-            async def collect() -> None:
-                async for chunk in runnable.astream(PROMPT, config, **scenario.call):
-                    chunks.append(chunk)
-
-            asyncio.run(collect())
-    except Exception as error:  # the error is the outcome compared
-        outcome["raised"] = _error(error)
-    outcome["chunks"] = [_normal(chunk) for chunk in chunks]
-    outcome["streamed text"] = "".join(c.content for c in chunks if isinstance(c.content, str))
-    outcome["tokens"] = tokens.seen
-    outcome["requests"] = gw.requests
-    outcome["refusals"] = gw.refusals
-    return outcome
-
-
-@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
-@pytest.mark.parametrize("scenario", list(SCENARIOS), ids=list(SCENARIOS))
-def test_invoke_and_ainvoke_give_the_same(protocol: str, scenario: str) -> None:
-    sync = _run(protocol, SCENARIOS[scenario], "invoke")
-    async_ = _run(protocol, SCENARIOS[scenario], "ainvoke")
-    assert SCENARIOS[scenario].expect in json.dumps(sync, ensure_ascii=False)
-    assert sync == async_
-
-
-def _events_v3(protocol: str, scenario: Scenario, style: str) -> dict[str, Any]:
-    """`stream_events(version="v3")` (or `astream_events`): the path on which langchain-core
-    hands ChatKimi's stream hooks a run manager, so their own `on_llm_new_token` calls count."""
-    gw = FakeKimiGateway()
-    scenario.script(gw)
-    model = gw.chat_model(protocol=protocol, **scenario.fields)
-    call = dict(scenario.call)
-    tokens = Tokens()
-    config: Any = {"callbacks": [tokens]}
-    events: list[Any] = []
-    outcome: dict[str, Any] = {}
-    try:
-        if style == "sync":
-            events.extend(model.stream_events(PROMPT, config, version="v3", **call))
-        else:
-
-            async def collect() -> None:
-                stream = await model.astream_events(PROMPT, config, version="v3", **scenario.call)
-                events.extend([event async for event in stream])
-
-            asyncio.run(collect())
-    except Exception as error:  # the error is the outcome compared
-        outcome["raised"] = _error(error)
-    outcome["events"] = _same_run_ids(events)
-    outcome["tokens"] = tokens.seen
-    outcome["requests"] = gw.requests
-    return outcome
-
-
-# Without call arguments: langchain-core's async v3 path (1.8.3) sends no bound `tools`.
-V3_SCENARIOS = ["text", "usage left off the stream", "retried after a 503", "an error"]
+    runnable: Any = gw.chat_model(protocol=protocol, **scenario.fields)
+    if scenario.bind_tools is not None:
+        runnable = runnable.bind_tools(scenario.bind_tools)
+    outcome = _call(runnable, style, scenario.call)
+    return outcome | {"requests": gw.requests, "refusals": gw.refusals}
 
 
 @pytest.mark.filterwarnings("ignore::langchain_core._api.beta_decorator.LangChainBetaWarning")
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
-@pytest.mark.parametrize("scenario", V3_SCENARIOS)
-def test_stream_events_v3_sync_and_async_give_the_same(protocol: str, scenario: str) -> None:
-    sync = _events_v3(protocol, SCENARIOS[scenario], "sync")
-    async_ = _events_v3(protocol, SCENARIOS[scenario], "async")
-    assert SCENARIOS[scenario].expect in json.dumps(sync, ensure_ascii=False)
-    if "raised" not in sync:
-        assert any(token for token, _ in sync["tokens"]), "the hooks' own callbacks ran"
-    assert sync == async_
-
-
-@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
-@pytest.mark.parametrize("scenario", list(SCENARIOS), ids=list(SCENARIOS))
-def test_stream_and_astream_give_the_same(protocol: str, scenario: str) -> None:
-    sync = _run(protocol, SCENARIOS[scenario], "stream")
-    async_ = _run(protocol, SCENARIOS[scenario], "astream")
-    assert SCENARIOS[scenario].expect in json.dumps(sync, ensure_ascii=False)
-    if "raised" not in sync:
-        assert len(sync["chunks"]) > 2, "a stream arrives in pieces"
-        assert len(sync["tokens"]) == len(sync["chunks"])
-    assert sync == async_
+@pytest.mark.parametrize(("sync", "scenario"), CASES, ids=[f"{s}-{c}" for s, c in CASES])
+def test_both_halves_give_the_same(protocol: str, sync: str, scenario: str) -> None:
+    outcome = _run(protocol, SCENARIOS[scenario], sync)
+    assert SCENARIOS[scenario].expect in json.dumps(outcome, ensure_ascii=False)
+    if sync != "invoke" and "raised" not in outcome:
+        assert len(outcome["items"]) > 2, "a stream arrives in pieces"
+        assert outcome["tokens"], "on_llm_new_token was called"
+    assert outcome == _run(protocol, SCENARIOS[scenario], HALVES[sync])
 
 
 def test_usage_is_left_off_the_stream_only_when_asked() -> None:
     kept = _run("openai", SCENARIOS["text"], "stream")
     dropped = _run("openai", SCENARIOS["usage left off the stream"], "astream")
-    assert any(chunk["usage_metadata"] for chunk in kept["chunks"])
-    assert not any(chunk["usage_metadata"] for chunk in dropped["chunks"])
+    assert any(chunk["usage_metadata"] for chunk in kept["items"])
+    assert not any(chunk["usage_metadata"] for chunk in dropped["items"])
     assert not any(chunk["usage_metadata"] for _, chunk in dropped["tokens"])
 
 
@@ -279,34 +233,16 @@ BROKEN_STREAMS = {
 }
 
 
-def _broken_run(sse: str, style: str) -> dict[str, Any]:
-    gw = FakeGateway(reply=lambda body, path: sse)
-    model = gw.model("openai", max_retries=0)
-    chunks: list[BaseMessageChunk] = []
-    outcome: dict[str, Any] = {}
-    try:
-        if style == "stream":
-            chunks.extend(model.stream(PROMPT))
-        else:
-
-            async def collect() -> None:
-                async for chunk in model.astream(PROMPT):
-                    chunks.append(chunk)
-
-            asyncio.run(collect())
-    except Exception as error:  # the error is the outcome compared
-        outcome["raised"] = _error(error)
-    outcome["chunks"] = [_normal(chunk) for chunk in chunks]
-    return outcome
-
-
 @pytest.mark.parametrize("broken", list(BROKEN_STREAMS), ids=list(BROKEN_STREAMS))
 def test_a_stream_failing_mid_way_fails_alike(broken: str) -> None:
-    sync = _broken_run(BROKEN_STREAMS[broken], "stream")
-    async_ = _broken_run(BROKEN_STREAMS[broken], "astream")
+    def run(style: str) -> dict[str, Any]:
+        gw = FakeGateway(reply=lambda body, path: BROKEN_STREAMS[broken])
+        return _call(gw.model("openai", max_retries=0), style, {})
+
+    sync = run("stream")
     assert sync["raised"]["partial"] is not None, "what arrived is kept on the error"
     assert "Par" in json.dumps(sync["raised"]["partial"])
-    assert sync == async_
+    assert sync == run("astream")
 
 
 # -- interruptions ---------------------------------------------------------------------------
