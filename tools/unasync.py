@@ -83,8 +83,10 @@ def generated(source_dir: Path, target_dir: Path) -> dict[Path, str]:
             unasync.unasync_files([str(copy)], [rule])
             text = (Path(scratch) / "_sync" / source.name).read_text(encoding="utf-8")
             target = target_dir / source.name
-            text = _ruff("check", "--fix", "--select", "I", "--quiet", source=text, filename=target)
-            text = _ruff("format", "--quiet", source=text, filename=target)
+            # Ruff is told the source's name: it exists with its package (`__init__.py`) even
+            # when the sync folder does not yet, and its imports sort the same way.
+            text = _ruff("check", "--fix", "--select", "I", "--quiet", source=text, filename=source)
+            text = _ruff("format", "--quiet", source=text, filename=source)
             files[target] = _header(source) + text
     return files
 

@@ -97,3 +97,16 @@ def test_generating_writes_what_check_expects_and_drops_orphans(
     assert (copy[1] / SOURCE_NAME).read_text() == expected
     assert not (copy[1] / "orphan.py").exists()
     assert unasync.main(["--check"]) == 0
+
+
+def test_generating_creates_a_missing_sync_folder(copy: tuple[Path, Path]) -> None:
+    expected = (copy[1] / SOURCE_NAME).read_text()
+    shutil.rmtree(copy[1])
+    assert unasync.main([]) == 0
+    assert (copy[1] / SOURCE_NAME).read_text() == expected
+
+
+def test_a_source_ruff_cannot_format_stops_generation_naming_it(copy: tuple[Path, Path]) -> None:
+    (copy[0] / "broken.py").write_text("x = = 1\n")  # tokenizes, does not parse
+    with pytest.raises(SystemExit, match=r"ruff format --quiet failed on .*_async/broken\.py"):
+        unasync.main(["--check"])
