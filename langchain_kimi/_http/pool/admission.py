@@ -1,4 +1,4 @@
-"""Admission to one shared connection pool: one fair queue, paced after a 429.
+"""Admission to one shared connection pool: one fair queue, a slow start, paced after a 429.
 
 Every attempt of every call on a pool takes a `Permit` here before it is sent and gives it back
 when its response is done (a stream: when it is closed). Shared by threads and by any number of
@@ -8,14 +8,17 @@ event loops through one lock:
   httpcore's own queue stays empty: it rescans every queued request against every connection on
   each pool event, which made 500 concurrent calls five times slower than 100. Beyond that, calls
   wait here in the order they first arrived: a call sent again after a 429 keeps its place.
-  **Capacity follows slow answers**: while calls wait for a slot and the slots are held for
-  `SLOW_ANSWER` seconds or more on average, it grows by `capacity_step` (another connection pool
+  **Capacity follows slow answers**: while calls wait for a slot and the requests in flight (or
+  the slots released lately) have been out `SLOW_ANSWER` seconds or more on average, it grows by `capacity_step` (another connection pool
   of that size, `spread`), up to `max_capacity`: a gateway admitting 20 calls/s of 60 s answers
   needs 1,200 in flight.
-- **Pacing** (`pacer`, on unless `adaptive_concurrency=False`): from the first 429 on, the head of
-  the queue is sent when the pacer's next turn comes, at the rate the gateway admits. Only the
-  head sleeps on a time (at most one turn long); the others wait to be woken, so a cancelled call
-  frees its place at once and nobody sleeps on a stale rate.
+- **Pacing** (on unless `adaptive_concurrency=False`): until the first 429 the `slow_start`
+  spreads the sends of requests the gateway could still refuse; from the first 429 on, the head
+  of the queue is sent when the `pacer`'s next turn comes, at the rate the gateway admits. Only
+  the head sleeps on a time (at most one turn or one spacing long); the others wait to be woken,
+  so a cancelled call frees its place at once and nobody sleeps on a stale rate.
+- **A lost turn costs no retry** (`AdmittedCall.requeues`): a 429 while the gateway serves the
+  pool, or in the first wave, sends the call back to its place.
 - **Shared cool-down** for what pacing does not cover: a 503 with `Retry-After` (and, with
   adaptive pacing off, a 429) holds back every call of the pool until that time has passed.
 
