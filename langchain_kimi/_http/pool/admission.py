@@ -9,9 +9,9 @@ event loops through one lock:
   each pool event, which made 500 concurrent calls five times slower than 100. Beyond that, calls
   wait here in the order they first arrived: a call sent again after a 429 keeps its place.
   **Capacity follows slow answers**: while calls wait for a slot and the requests in flight (or
-  the slots released lately) have been out `SLOW_ANSWER` seconds or more on average, it grows by `capacity_step` (another connection pool
-  of that size, `spread`), up to `max_capacity`: a gateway admitting 20 calls/s of 60 s answers
-  needs 1,200 in flight.
+  the slots released lately) have been out `SLOW_ANSWER` seconds or more on average, it grows by
+  `capacity_step` (another connection pool of that size, `spread`), up to `max_capacity`: a
+  gateway admitting 20 calls/s of 60 s answers needs 1,200 in flight.
 - **Pacing** (on unless `adaptive_concurrency=False`): until the first 429 the `slow_start`
   spreads the sends of requests the gateway could still refuse; from the first 429 on, the head
   of the queue is sent when the `pacer`'s next turn comes, at the rate the gateway admits. Only
