@@ -4,10 +4,10 @@
 printing `PORT <n>` first, but:
 
 - **rate limit**: a token bucket of `--rate` requests/s holding `--burst` seconds' worth; beyond
-  it, `429` with an anthropic/openai-shaped rate-limit error body and a `Retry-After` in the form
-  `--retry-after` names: `integer` (whole seconds until the next token, as HTTP requires),
-  `fraction` (e.g. `0.020`), `date` (an HTTP date, one-second resolution), `absent`, `zero`,
-  `negative`;
+  it, `429` (after up to `--refusal-delay` seconds, as across a network) with an
+  anthropic/openai-shaped rate-limit error body and a `Retry-After` in the form `--retry-after`
+  names: `integer` (whole seconds until the next token, as HTTP requires), `fraction` (e.g.
+  `0.020`), `date` (an HTTP date, one-second resolution), `absent`, `zero`, `negative`;
 - **think time**: each admitted JSON reply is sent after a delay drawn uniformly from
   `--min-delay`..`--max-delay` seconds by a seeded generator (the same sequence every run);
 - **paced streams**: an SSE reply is sent in `--bursts` writes spread over `--stream-seconds`,
@@ -137,6 +137,8 @@ class Gateway:
         wait = self.bucket.take() if self.args.rate > 0 else 0.0
         if wait:
             self.stats["throttled"] += 1
+            if self.args.refusal_delay:  # a gateway across a network, or busy: 429s take time
+                await asyncio.sleep(self.delays.uniform(0, self.args.refusal_delay))
             error = json.dumps(_RATE_LIMITED[protocol]).encode()
             head = _response("429 Too Many Requests", "application/json", error)
             retry_after = retry_after_header(self.args.retry_after, wait)
@@ -196,6 +198,9 @@ def main(argv: list[str] | None = None) -> None:
         choices=["integer", "fraction", "date", "absent", "zero", "negative"],
     )
     parser.add_argument("--seed", type=int, default=15)
+    parser.add_argument(
+        "--refusal-delay", type=float, default=0.0, help="429s wait up to this many seconds"
+    )
     parser.add_argument("--min-delay", type=float, default=0.2)
     parser.add_argument("--max-delay", type=float, default=2.0)
     parser.add_argument("--events", type=int, default=STREAM_EVENTS)

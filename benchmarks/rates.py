@@ -51,6 +51,7 @@ class Cell:
     calls: int = 400
     concurrency: int = 256
     processes: int = 1
+    refusal_delay: float = 0.0  # 429s take up to this long (a gateway across a network)
 
     @property
     def ideal(self) -> float:
@@ -62,6 +63,23 @@ class Cell:
 
 FULL = (
     Cell("50/s, 1 s burst, 50-250 ms, Retry-After: 1", 50),
+    Cell("50/s, 429s taking up to 200 ms", 50, refusal_delay=0.2),
+    Cell("5/s, 1 s burst, 0.2-1 s answers", 5, answer=(0.2, 1.0), calls=60),
+    Cell("200/s, 0.5 s burst, 20-100 ms", 200, burst=0.5, answer=(0.02, 0.1), calls=1000),
+    Cell(
+        "120/s, 0.1 s burst, no Retry-After",
+        120,
+        burst=0.1,
+        answer=(0.02, 0.08),
+        retry_after="absent",
+    ),
+    Cell(
+        "30/s, 3 s burst, 1-3 s answers, fractional",
+        30,
+        burst=3,
+        answer=(1.0, 3.0),
+        retry_after="fraction",
+    ),
     Cell("50/s, 1 s burst, 0.8-2.5 s answers", 50, answer=(0.8, 2.5)),
     Cell("50/s, 0.2 s burst, 50-400 ms", 50, burst=0.2, answer=(0.05, 0.4)),
     Cell("50/s, 4 s burst, 100-500 ms", 50, burst=4, answer=(0.1, 0.5)),
@@ -72,6 +90,7 @@ FULL = (
     Cell("20/s, negative Retry-After", 20, retry_after="negative", calls=200),
     Cell("8/s, 0.2-1 s answers", 8, answer=(0.2, 1.0), calls=80),
     Cell("100/s, 4-6 s answers, 600 concurrent", 100, answer=(4, 6), calls=1000, concurrency=600),
+    Cell("20/s, 10-20 s answers, 800 concurrent", 20, answer=(10, 20), calls=800, concurrency=800),
     Cell("50/s, 0.1-0.5 s, 2 processes", 50, answer=(0.1, 0.5), concurrency=128, processes=2),
     Cell("50/s, 0.8-2.5 s, 4 processes", 50, answer=(0.8, 2.5), concurrency=64, processes=4),
     Cell(
@@ -83,7 +102,7 @@ FULL = (
         processes=8,
     ),
 )
-QUICK = (FULL[0], FULL[2], FULL[4], FULL[5], FULL[7], FULL[11])
+QUICK = (FULL[0], FULL[1], FULL[4], FULL[7], FULL[8], FULL[10], FULL[12], FULL[16])
 THROUGHPUT = (100, 500, 2000)
 
 
@@ -149,6 +168,7 @@ def _gateway_options(cell: Cell) -> tuple[str, ...]:
     return (
         "--rate", str(cell.rate), "--burst", str(cell.burst), "--retry-after", cell.retry_after,
         "--min-delay", str(low), "--max-delay", str(high),
+        "--refusal-delay", str(cell.refusal_delay),
     )  # fmt: skip
 
 

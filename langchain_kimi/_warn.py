@@ -8,20 +8,25 @@ caller and ChatKimi (what Python 3.12's `skip_file_prefixes` does; this package 
 
 langchain-core runs `ainvoke` and `batch` in tasks / threads of their own, whose stacks end at
 the event loop or the thread: around those calls `calls_from_caller()` records the caller's
-line first (in a context variable, which tasks and langchain-core's threads inherit).
+line first (in a context variable, which tasks and langchain-core's threads inherit);
+`from_caller` wraps such a method in it.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import FrameType
-from typing import Any
+from typing import Any, ParamSpec, TypeVar, overload
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _LIBRARIES = ("langchain_kimi", "langchain_core", "langchain", "langgraph", "pydantic")
 
@@ -76,6 +81,32 @@ def calls_from_caller() -> Iterator[None]:
         yield
     finally:
         _CALLER.reset(token)
+
+
+@overload
+def from_caller(
+    method: Callable[P, Coroutine[Any, Any, R]],
+) -> Callable[P, Coroutine[Any, Any, R]]: ...
+@overload
+def from_caller(method: Callable[P, R]) -> Callable[P, R]: ...
+def from_caller(method: Callable[P, Any]) -> Callable[P, Any]:
+    """`method` (sync or async) run inside `calls_from_caller()`: a warning given while it runs
+    names the line that called it, even from the tasks or threads it starts."""
+    if inspect.iscoroutinefunction(method):
+
+        @functools.wraps(method)
+        async def awaited(*args: P.args, **kwargs: P.kwargs) -> Any:
+            with calls_from_caller():
+                return await method(*args, **kwargs)
+
+        return awaited
+
+    @functools.wraps(method)
+    def called(*args: P.args, **kwargs: P.kwargs) -> Any:
+        with calls_from_caller():
+            return method(*args, **kwargs)
+
+    return called
 
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:

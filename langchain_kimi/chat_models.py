@@ -2,7 +2,8 @@
 
 This module holds the fields, the environment/secret handling and the LangChain hooks. It knows
 no wire JSON: the protocol adapters build and parse bodies, `_http/transport.py` moves bytes,
-`_call/plans.py` plans each call (shared by the sync and async drivers below).
+`_call/plans.py` plans each call and `_call/_async/drivers.py` (with its generated sync twin)
+carries it out.
 """
 
 from __future__ import annotations
@@ -10,16 +11,14 @@ from __future__ import annotations
 import copy
 import os
 import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal, Self
 
 import httpx
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_messages
-from langchain_core.outputs import ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
+from langchain_core.runnables import Runnable
 from langchain_core.utils import from_env, secret_from_env
 from pydantic import (
     AliasChoices,
@@ -31,7 +30,9 @@ from pydantic import (
     model_validator,
 )
 
-from langchain_kimi._call.plans import InvokePlan, StreamPlan, token_text
+from langchain_kimi._call._async import drivers as async_drivers
+from langchain_kimi._call._sync import drivers
+from langchain_kimi._call.plans import PlanSettings
 from langchain_kimi._contract import PROVIDER, sum_usage
 from langchain_kimi._http.config import (
     DEFAULT_TIMEOUT,
@@ -42,12 +43,10 @@ from langchain_kimi._http.transport import Transport, TransportConfig
 from langchain_kimi._langchain import content_blocks
 from langchain_kimi._langchain.arguments import accepted_names, public_fields, refuse_unknown
 from langchain_kimi._langchain.token_estimate import estimate_message_tokens, estimate_text_tokens
-from langchain_kimi._request.options import RequestOptions
 from langchain_kimi._request.profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._request.resolve import ModelDefaults, resolve_options
 from langchain_kimi._request.tools import ToolLike, spec_to_bindable, to_tool_specs
-from langchain_kimi._warn import calls_from_caller
-from langchain_kimi.protocols import ProtocolAdapter, adapter
+from langchain_kimi._warn import from_caller
 
 DEFAULT_BASE_URL = "https://direct.evolink.ai"
 DOCUMENTED_FALLBACK_URL = "https://api.evolink.ai"
@@ -415,124 +414,17 @@ class ChatKimi(BaseChatModel):
 
     # ---------------------------------------------------------------- calls
 
-    def _prepare(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None,
-        kwargs: dict[str, Any],
-        *,
-        stream: bool,
-    ) -> tuple[ProtocolAdapter, RequestOptions, dict[str, Any]]:
-        if not messages:
-            msg = "ChatKimi needs at least one message"
-            raise ValueError(msg)
-        options = resolve_options(
-            self._defaults(), stop, kwargs, stream=stream, defaults_checked=True
-        )
-        protocol_adapter = adapter(self.protocol)
-        body = protocol_adapter.build_request(messages, options)
-        self._transport()  # the missing-key error comes before anything is sent
-        return protocol_adapter, options, body
+    def _plan_settings(self) -> PlanSettings:
+        """What every plan of this model starts from (its fields, checked at construction)."""
+        secret = self.api_key.get_secret_value() if self.api_key is not None else ""
+        return PlanSettings(self._defaults(), self.max_builtin_rounds, secret=secret)
 
-    def _invoke_plan(
-        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
-    ) -> InvokePlan:
-        protocol_adapter, options, body = self._prepare(messages, stop, kwargs, stream=False)
-        return InvokePlan(
-            protocol_adapter,
-            options,
-            body,
-            max_builtin_rounds=self.max_builtin_rounds,
-            secret=self._key(),
-        )
-
-    def _stream_plan(
-        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
-    ) -> StreamPlan:
-        protocol_adapter, options, body = self._prepare(messages, stop, kwargs, stream=True)
-        return StreamPlan(
-            protocol_adapter,
-            options,
-            body,
-            max_builtin_rounds=self.max_builtin_rounds,
-            secret=self._key(),
-        )
-
-    def _key(self) -> str:
-        return self.api_key.get_secret_value() if self.api_key is not None else ""
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        plan = self._invoke_plan(messages, stop, kwargs)
-        transport = self._transport()
-        while plan.pending is not None:
-            with plan.guard():
-                reply = transport.post_json(plan.adapter.path, plan.pending)
-                plan.on_reply(reply.body, reply.base_url, reply.request_id)
-        return plan.result()
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        plan = self._invoke_plan(messages, stop, kwargs)
-        transport = self._transport()
-        while plan.pending is not None:
-            with plan.guard():
-                reply = await transport.apost_json(plan.adapter.path, plan.pending)
-                plan.on_reply(reply.body, reply.base_url, reply.request_id)
-        return plan.result()
-
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        keep_usage = self._stream_usage(kwargs)
-        plan = self._stream_plan(messages, stop, kwargs)
-        transport = self._transport()
-        while plan.pending is not None:
-            with plan.guard(), transport.stream_events(plan.adapter.path, plan.pending) as events:
-                plan.start_round(events.base_url, events.request_id)
-                for generation in plan.run_round(events):
-                    if not keep_usage:
-                        _drop_usage(generation)
-                    if run_manager is not None:
-                        run_manager.on_llm_new_token(token_text(generation), chunk=generation)
-                    yield generation
-
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        keep_usage = self._stream_usage(kwargs)
-        plan = self._stream_plan(messages, stop, kwargs)
-        transport = self._transport()
-        while plan.pending is not None:
-            with plan.guard():
-                async with transport.astream_events(plan.adapter.path, plan.pending) as events:
-                    plan.start_round(events.base_url, events.request_id)
-                    async for generation in plan.arun_round(events):
-                        if not keep_usage:
-                            _drop_usage(generation)
-                        if run_manager is not None:
-                            await run_manager.on_llm_new_token(
-                                token_text(generation), chunk=generation
-                            )
-                        yield generation
+    # LangChain's call hooks are written once, async, in `_call/_async/drivers.py`; the sync ones
+    # are generated from them (`tools/unasync.py`), so the two halves cannot drift apart.
+    _generate = drivers.generate
+    _agenerate = async_drivers.agenerate
+    _stream = drivers.stream
+    _astream = async_drivers.astream
 
     def _stream_usage(self, kwargs: dict[str, Any]) -> bool:
         """A call's `stream_usage=` (taken out: it is no body field), else the field."""
@@ -556,40 +448,9 @@ class ChatKimi(BaseChatModel):
     # langchain-core runs these in tasks or threads of their own, whose stacks do not reach the
     # caller: the caller's line is recorded first, so that a warning names it (`_warn`).
 
-    async def ainvoke(
-        self,
-        input: LanguageModelInput,
-        config: RunnableConfig | None = None,
-        *,
-        stop: list[str] | None = None,
-        **kwargs: Any,
-    ) -> AIMessage:
-        with calls_from_caller():
-            return await super().ainvoke(input, config, stop=stop, **kwargs)
-
-    def batch(
-        self,
-        inputs: list[LanguageModelInput],
-        config: RunnableConfig | list[RunnableConfig] | None = None,
-        *,
-        return_exceptions: bool = False,
-        **kwargs: Any | None,
-    ) -> list[AIMessage]:
-        with calls_from_caller():
-            return super().batch(inputs, config, return_exceptions=return_exceptions, **kwargs)
-
-    async def abatch(
-        self,
-        inputs: list[LanguageModelInput],
-        config: RunnableConfig | list[RunnableConfig] | None = None,
-        *,
-        return_exceptions: bool = False,
-        **kwargs: Any | None,
-    ) -> list[AIMessage]:
-        with calls_from_caller():
-            return await super().abatch(
-                inputs, config, return_exceptions=return_exceptions, **kwargs
-            )
+    ainvoke = from_caller(BaseChatModel.ainvoke)
+    batch = from_caller(BaseChatModel.batch)
+    abatch = from_caller(BaseChatModel.abatch)
 
     # ---------------------------------------------------------------- token estimate
 
@@ -659,11 +520,6 @@ class ChatKimi(BaseChatModel):
         return _structured.build(
             self, schema, method=method, include_raw=include_raw, strict=strict, **kwargs
         )
-
-
-def _drop_usage(generation: ChatGenerationChunk) -> None:
-    if isinstance(generation.message, AIMessageChunk):
-        generation.message.usage_metadata = None
 
 
 __all__ = ["ChatKimi"]

@@ -1,7 +1,7 @@
-"""Generate the transport's sync I/O from its async source, so the two halves cannot drift apart.
+"""Generate the sync I/O from its async source, so the two halves cannot drift apart.
 
-`langchain_kimi/_http/_async/*.py` is the source; `langchain_kimi/_http/_sync/*.py` is written from
-it by the `unasync` package (the token rewrite urllib3 and others use: `async`/`await` removed,
+In each folder of `PAIRS` (the transport's I/O loops in `_http/`, the call drivers in `_call/`),
+`_async/*.py` is the source; `_sync/*.py` is written from it by the `unasync` package (the token rewrite urllib3 and others use: `async`/`await` removed,
 async names mapped to their sync twins), then import-sorted and formatted by ruff, with a header
 saying so.
 
@@ -20,8 +20,9 @@ from pathlib import Path
 import unasync  # type: ignore[import-untyped]
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = ROOT / "langchain_kimi" / "_http" / "_async"
-TARGET = ROOT / "langchain_kimi" / "_http" / "_sync"
+PACKAGE = ROOT / "langchain_kimi"
+PAIRS = [(PACKAGE / layer / "_async", PACKAGE / layer / "_sync") for layer in ("_http", "_call")]
+"""Each folder's async source and its generated sync twin."""
 
 # Async names and their sync twins, beyond unasync's own (`__aiter__`, `AsyncIterator`, ...;
 # `AsyncX` -> `SyncX` otherwise).
@@ -45,6 +46,10 @@ REPLACEMENTS = {
     "aenter": "enter",
     "async_sleep": "sleep",
     "_async_client": "_sync_client",
+    "AsyncCallbackManagerForLLMRun": "CallbackManagerForLLMRun",
+    "agenerate": "generate",
+    "astream": "stream",
+    "aread_round": "read_round",
 }
 
 
@@ -66,20 +71,22 @@ def _ruff(*args: str, source: str, filename: Path) -> str:
     return done.stdout
 
 
-def generated() -> dict[Path, str]:
-    """Every sync file, as it should read."""
+def generated(source_dir: Path, target_dir: Path) -> dict[Path, str]:
+    """Every sync file of one folder, as it should read."""
     rule = unasync.Rule(fromdir="/_async/", todir="/_sync/", additional_replacements=REPLACEMENTS)
     files: dict[Path, str] = {}
     with tempfile.TemporaryDirectory() as scratch:
-        for source in sorted(SOURCE.glob("*.py")):
+        for source in sorted(source_dir.glob("*.py")):
             copy = Path(scratch) / "_async" / source.name
             copy.parent.mkdir(exist_ok=True)
             copy.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
             unasync.unasync_files([str(copy)], [rule])
             text = (Path(scratch) / "_sync" / source.name).read_text(encoding="utf-8")
-            target = TARGET / source.name
-            text = _ruff("check", "--fix", "--select", "I", "--quiet", source=text, filename=target)
-            text = _ruff("format", "--quiet", source=text, filename=target)
+            target = target_dir / source.name
+            # Ruff is told the source's name: it exists with its package (`__init__.py`) even
+            # when the sync folder does not yet, and its imports sort the same way.
+            text = _ruff("check", "--fix", "--select", "I", "--quiet", source=text, filename=source)
+            text = _ruff("format", "--quiet", source=text, filename=source)
             files[target] = _header(source) + text
     return files
 
@@ -88,26 +95,36 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if a generated file differs")
     check = parser.parse_args(argv).check
-    files = generated()
+    failed = False
+    for source_dir, target_dir in PAIRS:
+        failed |= _sync_folder(source_dir, target_dir, check=check)
+    return 1 if failed else 0
+
+
+def _sync_folder(source_dir: Path, target_dir: Path, *, check: bool) -> bool:
+    """Check or write one folder's generated files; whether a check found one out of date."""
+    files = generated(source_dir, target_dir)
     stale = sorted(
         path.relative_to(ROOT).as_posix()
         for path, text in files.items()
         if not path.is_file() or path.read_text(encoding="utf-8") != text
     )
-    extra = sorted(p.relative_to(ROOT).as_posix() for p in TARGET.glob("*.py") if p not in files)
+    extra = sorted(
+        p.relative_to(ROOT).as_posix() for p in target_dir.glob("*.py") if p not in files
+    )
     if check:
         for name in stale:
             print(f"{name} is not what tools/unasync.py generates: run `python -m tools.unasync`")
         for name in extra:
-            print(f"{name} has no source in _http/_async/")
-        return 1 if stale or extra else 0
-    TARGET.mkdir(exist_ok=True)
+            print(f"{name} has no source in {source_dir.relative_to(ROOT).as_posix()}/")
+        return bool(stale or extra)
+    target_dir.mkdir(exist_ok=True)
     for path, text in files.items():
         path.write_text(text, encoding="utf-8")
     for name in extra:
         (ROOT / name).unlink()
-    print(f"generated {len(files)} files in {TARGET.relative_to(ROOT).as_posix()}")
-    return 0
+    print(f"generated {len(files)} files in {target_dir.relative_to(ROOT).as_posix()}")
+    return False
 
 
 if __name__ == "__main__":

@@ -1,1 +1,2 @@
-"""One call, protocol-neutral and sans-I/O: its plans and stop emulation (docs/internals.md)."""
+"""One call, protocol-neutral: its plans and stop emulation (sans-I/O), and the drivers that carry
+a plan out (`_async/`, and `_sync/` generated from it); docs/internals.md."""

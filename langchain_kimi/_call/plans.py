@@ -1,25 +1,29 @@
 """Sans-I/O plans for one ChatKimi call: which bodies to post and what to make of the replies.
 
-Both the sync and the async drivers in `chat_models.py` run these same plans; only the thin
-I/O loops are mirrored. A call is one round unless its protocol says a reply asks for a follow-up
-(the adapter's `CallRounds`: on Chat Completions, the built-in web search). The plans know no
-protocol: they post, decode, ask the rounds for the follow-up, and finish the message.
+The drivers (`_async/drivers.py`, and `_sync/drivers.py` generated from it) run these plans: they
+only carry out the I/O a plan asks for. A call is one round unless its protocol says a reply asks
+for a follow-up (the adapter's `CallRounds`: on Chat Completions, the built-in web search). The
+plans know no protocol: they post, decode, ask the rounds for the follow-up, and finish the
+message.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Self
 
-from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
 from langchain_kimi._call.stop import StopStreamFilter, truncate_at_stop
 from langchain_kimi._contract import RAW_USAGE, TOKEN_USAGE
 from langchain_kimi._errors import KimiAPIError, KimiError, KimiStreamError, redact
 from langchain_kimi._request.options import RequestOptions
+from langchain_kimi._request.resolve import ModelDefaults, resolve_options
+from langchain_kimi.protocols import adapter as protocol_adapter
 from langchain_kimi.protocols.interfaces import ProtocolAdapter, StreamDecoder
 
 # What a parser raises on a reply of an unexpected shape, an unreadable reply (pydantic's
@@ -27,9 +31,49 @@ from langchain_kimi.protocols.interfaces import ProtocolAdapter, StreamDecoder
 _PARSER_FAILURES = (KeyError, IndexError, TypeError, AttributeError, ValueError)
 
 
+@dataclass(frozen=True)
+class PlanSettings:
+    """What every call of one model starts from: its fields that shape a request, how many
+    built-in rounds a call may run, and the key to remove from every error."""
+
+    defaults: ModelDefaults
+    max_builtin_rounds: int
+    secret: str = field(default="", repr=False)
+
+
 class _Plan:
     """What both plans share: the request so far, the protocol's rounds of this call, and the
     guard every error of the call passes through."""
+
+    _streams: ClassVar[bool] = False
+
+    @classmethod
+    def for_call(
+        cls,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        kwargs: dict[str, Any],
+        settings: PlanSettings,
+    ) -> Self:
+        """The plan of one call: its options (the model's checked fields, then the call's
+        `stop` and keyword arguments) and the first body, built by the model's protocol. Bad
+        input is a `ValueError` here, before anything is sent."""
+        if not messages:
+            msg = "ChatKimi needs at least one message"
+            raise ValueError(msg)
+        defaults = settings.defaults
+        options = resolve_options(
+            defaults, stop, kwargs, stream=cls._streams, defaults_checked=True
+        )
+        chosen = protocol_adapter(defaults.protocol)
+        body = chosen.build_request(messages, options)
+        return cls(
+            chosen,
+            options,
+            body,
+            max_builtin_rounds=settings.max_builtin_rounds,
+            secret=settings.secret,
+        )
 
     def __init__(
         self,
@@ -160,11 +204,13 @@ def finalize_message(message: AIMessage, options: RequestOptions, base_url: str)
 class StreamPlan(_Plan):
     """Streaming call: one decoder per round; chunks pass through the stop filter.
 
-    The driver opens a stream for `pending`, calls `start_round`, then yields what `run_round`
-    (or `arun_round`) makes of its events; `guard()` around each round attaches what already
-    arrived to a stream error (and removes the key from it, as for every error).
+    The driver opens a stream for `pending`, calls `start_round`, then `feed`s it the round's
+    events up to the end event (`decoder.ended`) and takes the round's last chunks from
+    `finish_round`; `guard()` around each round attaches what already arrived to a stream error
+    (and removes the key from it, as for every error).
     """
 
+    _streams = True
     _unreadable_error = KimiStreamError
 
     def _setup(self) -> None:
@@ -183,26 +229,6 @@ class StreamPlan(_Plan):
         self.decoder = self._rounds.new_decoder()
         self._base_url = base_url
         self._request_id = request_id
-
-    def run_round(self, events: Iterable[tuple[str, str]]) -> Iterator[ChatGenerationChunk]:
-        """Every chunk of one round's events (the sync driver's loop)."""
-        for event, data in events:
-            yield from self.feed(event, data)
-            if self.decoder.ended:
-                break  # what follows the end event (silence, a reset, junk) is never read
-        yield from self.finish_round()
-
-    async def arun_round(
-        self, events: AsyncIterable[tuple[str, str]]
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        """Async twin of `run_round`."""
-        async for event, data in events:
-            for generation in self.feed(event, data):
-                yield generation
-            if self.decoder.ended:
-                break
-        for generation in self.finish_round():
-            yield generation
 
     def feed(self, event: str, data: str) -> list[ChatGenerationChunk]:
         with self.readable(f"the {event!r} stream event", event, data):

@@ -30,6 +30,7 @@ def paced_pacer(rate: float, at: float = 2.0) -> Pacer:
     pacer.throttled(sent_at=at, now=at)
     pacer.rate = rate
     pacer._first_step = False
+    pacer._measured = True
     pacer._sends.clear()
     pacer._refused.clear()
     return pacer

@@ -1,4 +1,4 @@
-"""Admission to one shared connection pool: one fair queue, paced after a 429.
+"""Admission to one shared connection pool: one fair queue, a slow start, paced after a 429.
 
 Every attempt of every call on a pool takes a `Permit` here before it is sent and gives it back
 when its response is done (a stream: when it is closed). Shared by threads and by any number of
@@ -8,14 +8,17 @@ event loops through one lock:
   httpcore's own queue stays empty: it rescans every queued request against every connection on
   each pool event, which made 500 concurrent calls five times slower than 100. Beyond that, calls
   wait here in the order they first arrived: a call sent again after a 429 keeps its place.
-  **Capacity follows slow answers**: while calls wait for a slot and the slots are held for
-  `SLOW_ANSWER` seconds or more on average, it grows by `capacity_step` (another connection pool
-  of that size, `spread`), up to `max_capacity`: a gateway admitting 20 calls/s of 60 s answers
-  needs 1,200 in flight.
-- **Pacing** (`pacer`, on unless `adaptive_concurrency=False`): from the first 429 on, the head of
-  the queue is sent when the pacer's next turn comes, at the rate the gateway admits. Only the
-  head sleeps on a time (at most one turn long); the others wait to be woken, so a cancelled call
-  frees its place at once and nobody sleeps on a stale rate.
+  **Capacity follows slow answers**: while calls wait for a slot and the requests in flight (or
+  the slots released lately) have been out `SLOW_ANSWER` seconds or more on average, it grows by
+  `capacity_step` (another connection pool of that size, `spread`), up to `max_capacity`: a
+  gateway admitting 20 calls/s of 60 s answers needs 1,200 in flight.
+- **Pacing** (on unless `adaptive_concurrency=False`): until the first 429 the `slow_start`
+  spreads the sends of requests the gateway could still refuse; from the first 429 on, the head
+  of the queue is sent when the `pacer`'s next turn comes, at the rate the gateway admits. Only
+  the head sleeps on a time (at most one turn or one spacing long); the others wait to be woken,
+  so a cancelled call frees its place at once and nobody sleeps on a stale rate.
+- **A lost turn costs no retry** (`AdmittedCall.requeues`): a 429 while the gateway serves the
+  pool, or in the first wave, sends the call back to its place.
 - **Shared cool-down** for what pacing does not cover: a 503 with `Retry-After` (and, with
   adaptive pacing off, a 429) holds back every call of the pool until that time has passed.
 
@@ -41,6 +44,7 @@ from typing import Literal, Protocol
 
 from langchain_kimi._errors import KimiError, KimiTimeoutError
 from langchain_kimi._http.pool.pacer import Pacer
+from langchain_kimi._http.pool.slow_start import SlowStart
 from langchain_kimi._http.retry import RETRY_AFTER_CAP
 
 DEFAULT_COOL_DOWN = 0.5
@@ -48,9 +52,6 @@ DEFAULT_COOL_DOWN = 0.5
 SLOW_ANSWER = 1.0
 """Seconds a slot is held on average (sent to closed) above which a full pool grows."""
 _HOLD_WEIGHT = 0.1  # of each released slot, in the moving average of hold times
-SERVING_WINDOW = 10.0
-"""A 429 costs a call no retry while the gateway answered another call of the pool this recently:
-the call only lost its turn, the pool is being served."""
 
 
 class _Failed(Protocol):
@@ -95,14 +96,14 @@ def outcome_of(failure: _Failed | None) -> Outcome:
 class _Waiter:
     """One queued call, woken from whichever thread changes the queue."""
 
-    __slots__ = ("event", "future", "granted", "loop", "queued", "sent_at", "ticket")
+    __slots__ = ("event", "future", "granted", "loop", "permit", "queued", "ticket")
 
     def __init__(self, ticket: int, loop: asyncio.AbstractEventLoop | None) -> None:
         self.ticket = ticket
         self.loop = loop
         self.granted = False
         self.queued = False
-        self.sent_at = 0.0
+        self.permit: Permit | None = None
         self.event = threading.Event() if loop is None else None
         self.future: asyncio.Future[None] | None = None
 
@@ -153,13 +154,14 @@ class Admission:
         self.max_capacity = capacity if max_capacity is None else max_capacity
         self.adaptive = adaptive
         self._hold = 0.0  # moving average of how long a slot is held
+        self._sent_sum = 0.0  # the send times of the requests in flight, summed
         self._lock = threading.Lock()
         self._pacer = Pacer()
+        self._start = SlowStart(max_window=self.max_capacity)
         self._in_flight = 0
         self._queue: list[_Waiter] = []  # ordered by ticket: first arrival first
         self._tickets = itertools.count()
         self._resume_at = float("-inf")
-        self._answered_at = float("-inf")
 
     def __repr__(self) -> str:
         return (
@@ -185,8 +187,19 @@ class Admission:
         return AdmittedCall(self, budget, next(self._tickets))
 
     def serving(self) -> bool:
-        """Whether the gateway answered a call of this pool within `SERVING_WINDOW`."""
-        return self.clock() - self._answered_at < SERVING_WINDOW
+        """Whether the gateway admitted a call of this pool within `SERVING_WINDOW` (answered it,
+        or held it longer than a refusal takes: `slow_start`)."""
+        with self._lock:
+            return self._start.admitted_recently(self.clock())
+
+    def lost_turn(self, permit: Permit) -> bool:
+        """Whether a 429 for this request only cost it its turn: the gateway serves the pool, or
+        the request went with others in the first wave, before anything was known (a lone call
+        refused is told no more than that: its retries count)."""
+        with self._lock:
+            if self._start.admitted_recently(self.clock()):
+                return True
+            return permit.crowded and self._start.first_wave(permit.sent_at)
 
     # -- under the lock -----------------------------------------------------------------------
 
@@ -199,35 +212,63 @@ class Admission:
                 waiter.queued = True
             woken, head_wait = self._dispatch()
             if waiter.granted:
-                permit: Permit | _Wait = Permit(self, waiter.sent_at)
+                assert waiter.permit is not None
+                step: Permit | _Wait = waiter.permit
             elif self._queue[0] is waiter and head_wait is not None:
-                permit = _Wait(head_wait, timed=True)
+                step = head_wait
             else:
-                permit = _Wait(None, timed=False)
+                step = _Wait(None, timed=False)
         self._wake(woken, but=waiter)
-        return permit
+        return step
 
-    def _dispatch(self) -> tuple[list[_Waiter], float | None]:
+    def _dispatch(self) -> tuple[list[_Waiter], _Wait | None]:
         """Grant the head of the queue while it may go. Returns the waiters granted (and the
-        new head, whose wait changed), and the head's timed wait (None: it waits for a slot)."""
+        new head, whose wait changed), and the head's wait (None: it waits for a slot): a timed
+        sleep for a paced turn or a cool-down; a wake, or at most the seconds until the oldest
+        unproven request is proven, for the slow-start window."""
         woken: list[_Waiter] = []
-        if self._queue and self._in_flight >= self.capacity and self._hold >= SLOW_ANSWER:
-            self.capacity = min(self.max_capacity, self.capacity + self.capacity_step)
+        now = self.clock()
+        if self._queue and self._in_flight >= self.capacity:
+            slow_in = self._slow_in(now)
+            if slow_in <= 0:
+                self.capacity = min(self.max_capacity, self.capacity + self.capacity_step)
+            elif self.capacity < self.max_capacity:  # the head looks again when it may grow
+                woken.append(self._queue[0])
+                return woken, _Wait(slow_in, timed=False)
         while self._queue and self._in_flight < self.capacity:
             now = self.clock()
-            wait = max(self._resume_at - now, self._pacer.delay(now) if self.adaptive else 0.0)
+            wait = max(self._resume_at - now, self._paced(now))
             if wait > 0:
                 woken.append(self._queue[0])
-                return woken, wait
+                return woken, _Wait(wait, timed=True)
             head = self._queue.pop(0)
             head.queued = False
             head.granted = True
-            head.sent_at = now
+            head.permit = Permit(self, now, crowded=self._in_flight > 0)
             self._in_flight += 1
+            self._sent_sum += now
+            self._start.sent(head.permit, now)
             if self.adaptive:
                 self._pacer.sent(now)
             woken.append(head)
         return woken, None
+
+    def _paced(self, now: float) -> float:
+        """Seconds until the pace lets the next request go: the pacer's turn from the first 429
+        on, the slow start's spacing while the pacer is inert (at most one spacing long)."""
+        if not self.adaptive:
+            return 0.0
+        turn = self._pacer.delay(now)
+        return turn if self._pacer.rate is not None else self._start.delay(now)
+
+    def _slow_in(self, now: float) -> float:
+        """Seconds until answers count as slow (0: they do): the slots released so far were held
+        `SLOW_ANSWER` on average, or the requests in flight have been out that long on average
+        (the first answers of a slow model are not back yet)."""
+        if self._hold >= SLOW_ANSWER:
+            return 0.0
+        mean_age = now - self._sent_sum / self._in_flight if self._in_flight else 0.0
+        return max(0.0, SLOW_ANSWER - mean_age)
 
     def _wake(self, waiters: list[_Waiter], *, but: _Waiter | None = None) -> None:
         for waiter in waiters:
@@ -244,6 +285,9 @@ class Admission:
             if waiter.granted:
                 waiter.granted = False
                 self._in_flight -= 1
+                assert waiter.permit is not None
+                self._sent_sum -= waiter.permit.sent_at
+                self._start.ended(waiter.permit)
             woken, _ = self._dispatch()
         self._wake(woken)
 
@@ -254,14 +298,20 @@ class Admission:
                 self._learn(permit, outcome, now)
             if release:
                 self._in_flight -= 1
+                self._sent_sum = self._sent_sum - permit.sent_at if self._in_flight else 0.0
                 self._hold += _HOLD_WEIGHT * (now - permit.sent_at - self._hold)
+                self._start.ended(permit)
             woken, _ = self._dispatch()
         self._wake(woken)
 
     def _learn(self, permit: Permit, outcome: Outcome, now: float) -> None:
         if outcome.kind == "answered":
-            self._answered_at = now
-        elif outcome.kind == "throttled" and self.adaptive:
+            self._start.answered(permit, now)
+        elif outcome.kind == "throttled":
+            self._start.refused(permit, permit.sent_at, now)
+        else:
+            self._start.ended(permit)
+        if outcome.kind == "throttled" and self.adaptive:
             self._pacer.throttled(permit.sent_at, now)
         elif outcome.kind in ("throttled", "overloaded"):
             pause = outcome.retry_after
@@ -274,11 +324,12 @@ class Admission:
 class Permit:
     """One request's place in the pool. `done` reports the outcome once; `release` frees it."""
 
-    __slots__ = ("_admission", "_settled", "released", "sent_at")
+    __slots__ = ("_admission", "_settled", "crowded", "released", "sent_at")
 
-    def __init__(self, admission: Admission, sent_at: float) -> None:
+    def __init__(self, admission: Admission, sent_at: float, *, crowded: bool = False) -> None:
         self._admission = admission
         self.sent_at = sent_at
+        self.crowded = crowded  # other requests of the pool were in flight when it was sent
         self._settled = False
         self.released = False
 
@@ -303,13 +354,16 @@ class AdmittedCall:
         self._admission = admission
         self._budget = budget
         self._ticket = ticket
+        self._permit: Permit | None = None  # of its last attempt
 
     def requeues(self, failure: _Failed) -> bool:
         """Whether this failed attempt goes back to its place in the queue without spending a
-        retry: a 429 while pacing and while the gateway serves the pool's other calls."""
+        retry: a 429 while pacing that only cost the call its turn (`Admission.lost_turn`)."""
         admission = self._admission
         throttled = outcome_of(failure).kind == "throttled"
-        return throttled and admission.adaptive and admission.serving()
+        if not (throttled and admission.adaptive and self._permit is not None):
+            return False
+        return admission.lost_turn(self._permit)
 
     def retry_wait(self, delay: float, failure: _Failed) -> float:
         """The wait before the next attempt; raises the failure's error (saying why) when the
@@ -384,6 +438,7 @@ class AdmittedCall:
                 step = admission._poll(waiter)
                 if isinstance(step, Permit):
                     granted = True
+                    self._permit = step
                     return step
                 left = None if deadline is None else deadline - clock()
                 if step.timed:
@@ -393,9 +448,11 @@ class AdmittedCall:
                             f"its turn in the gateway's rate limit (pacing or cool-down, "
                             f"{step.seconds:.2f}s away)"
                         )
-                elif left is not None and left <= 0:
+                    yield step
+                    continue
+                if left is not None and left <= 0:
                     raise self._timed_out("waiting for a free connection")
-                yield step if step.timed else _Wait(left, timed=False)
+                yield _Wait(_earliest(step.seconds, left), timed=False)
         finally:
             if not granted:
                 admission._leave(waiter)
@@ -405,3 +462,10 @@ class AdmittedCall:
             f"{what} would outlast this call's pool timeout of {self._budget:g}s "
             "(httpx.Timeout.pool); nothing was sent"
         )
+
+
+def _earliest(first: float | None, second: float | None) -> float | None:
+    """The shorter of two optional limits (None: no limit)."""
+    if first is None:
+        return second
+    return first if second is None else min(first, second)

@@ -1,24 +1,24 @@
 """The rate controller of one connection pool: after a 429, sends are paced at the admitted rate.
 
 Sans-I/O: plain arithmetic on the times it is given (the caller, `admission`, holds the lock and
-the clock). Inert (no pacing, full speed) until the gateway first answers 429. From then on a
-client-side token bucket paces the sends at `rate`, and the rate is re-measured step by step:
+the clock). Inert (no pacing, full speed; `slow_start` bounds a first burst) until the gateway
+first answers 429. From then on a client-side token bucket paces the sends at `rate`, and the rate
+is re-measured step by step:
 
 - **Start.** At the first 429 the rate is what the gateway admitted over the last second (sends
   not answered 429; those still in flight count as admitted: a 429 comes back at once), or near
   what the last episode measured if that is more. Every 429 of that first wave lowers it again
-  as it arrives.
-- **Steps** of at least `STEP` seconds and `STEP_SENDS` sends. A step in which a request sent at
-  the current rate met a 429 sets the rate to what the gateway admitted during the step (the
-  sends minus their 429s, per second), times `MARGIN` (half the rate if it admitted none): a
-  token-bucket gateway whose bucket is empty admits exactly its rate, so one step measures it,
-  whatever its burst or `Retry-After`.
+  as it arrives. Until a step has measured the gateway, each clean step doubles the rate.
+- **Steps** of at least `STEP` seconds (a step with 429s: and `STEP_SENDS` sends). A step in
+  which a request sent at the current rate met a 429 sets the rate to what the gateway admitted
+  during the step (the sends minus their 429s, per second), times `MARGIN`, but never below
+  `MIN_CUT` of the rate: a token-bucket gateway whose bucket is empty admits exactly its rate,
+  so one step measures it, whatever its burst or `Retry-After`.
 - **Probing.** A clean step in which calls waited for their turn and the pace was used raises
-  the rate: by `PROBE`
-  requests/s, then twice as much after each further clean step (never more than doubling it), so
-  a gateway whose limit rose, or a share another process gave up, is found within a few steps.
-  The first raises are the same number of requests/s for every pool: pools of several processes
-  behind one key drift toward equal shares, as TCP flows sharing a link do.
+  the rate: by `PROBE` requests/s, then twice as much after each further clean step (never more
+  than doubling it), so a gateway whose limit rose, or a share another process gave up, is found
+  within a few steps. The raises are the same number of requests/s for every pool: pools of
+  several processes behind one key drift toward equal shares, as TCP flows sharing a link do.
 - **Healing.** `HEAL` seconds with neither a 429 nor a call waiting for its turn: inert again.
 
 It assumes what a 429 says: the gateway refused that request because too many were sent, and
@@ -38,8 +38,10 @@ STEP_SENDS = 4
 """Fewest sends a step measures (a slow rate gets longer steps), unless `LONGEST_STEP` passes."""
 LONGEST_STEP = 2.0
 MARGIN = 0.9
+MIN_CUT = 0.5
+"""The least share of its rate a throttled step keeps."""
 """The rate after a throttled step, as a share of what the gateway admitted during it."""
-PROBE = 2.0
+PROBE = 1.0
 """Requests per second the first clean step adds; each further clean step adds twice the last."""
 MAX_PROBE = 1.0
 """Largest raise of one step, as a share of the rate (1.0: doubling)."""
@@ -66,9 +68,10 @@ class Pacer:
     _step_throttled: int = field(default=0, repr=False)  # 429s of requests sent in this step
     _clean_steps: int = field(default=0, repr=False)
     _last_throttled: float = field(default=float("-inf"), repr=False)
-    _last_waited: float = field(default=float("-inf"), repr=False)
+    _waited_until: float = field(default=float("-inf"), repr=False)  # end of the last wait
     _known: float = field(default=0.0, repr=False)  # the last rate a throttled step measured
-    _first_step: bool = field(default=False, repr=False)  # the step the first wave started
+    _first_step: bool = field(default=False, repr=False)
+    _measured: bool = field(default=False, repr=False)  # the step the first wave started
     _sends: deque[float] = field(default_factory=deque, repr=False)  # the last second's sends
     _refused: deque[float] = field(default_factory=deque, repr=False)  # their 429s' send times
 
@@ -108,7 +111,7 @@ class Pacer:
             return 0.0
         wait = (1.0 - self._tokens) / self.rate
         if wait > 0:
-            self._last_waited = now
+            self._waited_until = max(self._waited_until, now + wait)
         return wait
 
     def current(self, now: float) -> float | None:
@@ -135,27 +138,42 @@ class Pacer:
         """Close the current step once it has measured enough."""
         if self.rate is None:
             return
-        if now - self._last_throttled >= HEAL and now - self._last_waited >= HEAL:
+        if now - self._last_throttled >= HEAL and now - self._waited_until >= HEAL:
             self._go_inert()
             return
         span = now - self._step_start
-        if span < STEP or (self._step_sent < STEP_SENDS and span < LONGEST_STEP):
+        if span < STEP:
             return
+        measuring = self._step_throttled or self._first_step  # the first wave's 429s still come
+        if measuring and self._step_sent < STEP_SENDS and span < LONGEST_STEP:
+            return  # too few sends to measure what the gateway admits: measure longer
         if self._step_throttled:
             admitted = self._step_sent - self._step_throttled
             # Nothing admitted (a few sends, all refused): halve, rather than guess from zero.
-            measured = MARGIN * admitted / span if admitted else self.rate / 2
-            self.rate = max(MIN_RATE, measured)
+            measured = MARGIN * admitted / span if admitted else 0.0
+            # A pool sharing the key with others measures its share, and a small share is a
+            # few sends: one step never cuts the rate by more than half.
+            self.rate = max(MIN_RATE, measured, self.rate * MIN_CUT)
             self._known = self.rate
+            self._measured = True
             self._clean_steps = 0
-        elif now - self._last_waited < span and self._step_sent >= USED * self.rate * span:
-            # The pace held calls back and was used: probe upward. (A pace nobody used, e.g.
-            # while the calls sleep their own back-off, proves nothing about the gateway.)
-            self.rate += min(self.rate * MAX_PROBE, PROBE * 2.0**self._clean_steps)
+        elif self._waited_until > self._step_start and self._step_sent + 1 >= self._used(span):
+            # The pace held calls back and was used (but for one send: a slow pace may fit
+            # none in a step): probe upward. A pace nobody used, e.g. while the calls sleep
+            # their own back-off, proves nothing about the gateway.
+            if self._measured:
+                self.rate += min(self.rate * MAX_PROBE, PROBE * 2.0**self._clean_steps)
+            else:  # no step has measured the gateway yet: the first estimate may be far below
+                self.rate *= 2
             self._clean_steps += 1
         self._end_first_step()
         self._step_start = now
         self._step_sent = self._step_throttled = 0
+
+    def _used(self, span: float) -> float:
+        """The sends a step of `span` seconds must make for its pace to count as used."""
+        assert self.rate is not None
+        return USED * self.rate * span
 
     def _end_first_step(self) -> None:
         if self._first_step and self.rate is not None:

@@ -8,13 +8,21 @@ emulated client-side here; Anthropic with kimi-k3.1-pro sends it on the wire.
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from langchain_core.outputs import ChatGenerationChunk
 
-from langchain_kimi._call.plans import InvokePlan, StreamPlan, llm_output, token_text
+from langchain_kimi._call._sync.drivers import read_round
+from langchain_kimi._call.plans import (
+    InvokePlan,
+    PlanSettings,
+    StreamPlan,
+    llm_output,
+    token_text,
+)
 from langchain_kimi._errors import KimiAPIError, KimiStreamError
 from langchain_kimi._request.profiles import K31_PRO, Protocol
 from langchain_kimi._request.resolve import ModelDefaults, resolve_options
@@ -38,7 +46,7 @@ def _delta(text: str) -> tuple[str, str]:
 def _stream(plan: StreamPlan, *texts: str, done: bool = True) -> list[ChatGenerationChunk]:
     plan.start_round(URL, "req-1")
     events = [_delta(t) for t in texts] + ([("", "[DONE]")] if done else [])
-    return list(plan.run_round(events))
+    return list(read_round(plan, events))
 
 
 def _reply(text: str) -> dict[str, Any]:
@@ -225,3 +233,38 @@ def test_unreadable_event_that_is_not_json_names_the_parser_failure() -> None:
         raise TypeError("no fields")
     assert "the event could not be read: TypeError no fields" in str(info.value)
     assert info.value.body == "not json"
+
+
+# -- a call's plan from the model's settings (`for_call`) --------------------------------------
+
+
+def _settings(**defaults: Any) -> PlanSettings:
+    return PlanSettings(ModelDefaults(model=K31_PRO, protocol="openai", **defaults), 3, "sk-x")
+
+
+def test_for_call_refuses_no_messages_before_anything() -> None:
+    with pytest.raises(ValueError, match="at least one message"):
+        InvokePlan.for_call([], None, {}, _settings())
+
+
+def test_for_call_builds_the_first_body_of_its_kind() -> None:
+    messages: list[Any] = [HumanMessage("hi")]
+    invoke = InvokePlan.for_call(messages, ["END"], {"max_tokens": 5}, _settings())
+    stream = StreamPlan.for_call(messages, None, {}, _settings())
+    assert invoke.pending is not None
+    assert stream.pending is not None
+    assert invoke.options.stop == ("END",)
+    assert invoke.pending["max_completion_tokens"] == 5
+    assert "stream" not in invoke.pending
+    assert stream.pending["stream"] is True
+
+
+def test_for_call_warns_about_the_calls_own_sampling_only() -> None:
+    # The model's own `temperature` was warned about at construction (once per setting).
+    messages: list[Any] = [HumanMessage("hi")]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        InvokePlan.for_call(messages, None, {}, _settings(temperature=0.2))
+    assert caught == []
+    with pytest.warns(UserWarning, match="temperature"):
+        InvokePlan.for_call(messages, None, {"temperature": 0.2}, _settings())

@@ -60,3 +60,25 @@ def test_a_padded_key_is_refused_before_sending_without_echo(name: str) -> None:
         model.invoke("hi")
     assert leaks(_all_text(info.value), KEYS[name]) == []
     assert sent == []
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+@pytest.mark.parametrize("name", KEYS)
+def test_an_unreadable_reply_echoing_the_key_is_in_no_error(protocol: str, name: str) -> None:
+    # A 200 reply is not an error body: the transport passes it on as it came, and the error
+    # for a reply that cannot be read keeps it as its `body`. The call's guard scrubs it.
+    key = KEYS[name]
+
+    def echo(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"id": key, "choices": [{"message": 5}], "content": 5})
+
+    model = ChatKimi(
+        api_key=key,
+        protocol=protocol,
+        max_retries=0,
+        http_client=httpx.Client(transport=httpx.MockTransport(echo)),
+    )
+    with pytest.raises(KimiError, match="could not be read") as info:
+        model.invoke("hi")
+    assert info.value.body is not None
+    assert leaks(_all_text(info.value), key) == []

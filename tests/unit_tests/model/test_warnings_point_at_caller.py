@@ -10,7 +10,9 @@ ainvoke, bind_tools and the constructor) named `langchain_core/load/serializable
 from __future__ import annotations
 
 import asyncio
+import inspect
 import re
+import sys
 import uuid
 import warnings
 from collections.abc import Callable
@@ -18,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from langchain_kimi import ChatKimi
+from langchain_kimi import ChatKimi, _warn
 from langchain_kimi._request import resolve as _resolve
 from langchain_kimi.protocols.openai_chat import content as _chat_content
 from tests.support.fake_gateway import PLACEHOLDER_KEY, FakeGateway, minimal_reply
@@ -123,3 +125,77 @@ def test_a_filter_by_the_callers_module_turns_it_into_an_error(case: str) -> Non
         warnings.filterwarnings("error", category=UserWarning, module=re.escape(__name__))
         with pytest.raises(UserWarning):
             CASES[case]()
+
+
+# -- the recording itself (`_warn`) -----------------------------------------------------------
+
+
+def test_the_warning_names_the_exact_line_of_the_call() -> None:
+    model = _model()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = _line() + 1
+        model.invoke("hi", temperature=0.2)
+    assert [(w.filename, w.lineno) for w in caught] == [(__file__, line)]
+
+
+def _line() -> int:
+    """The line of the code that called this function."""
+    frame = inspect.currentframe()
+    caller = frame.f_back if frame is not None else None
+    assert caller is not None
+    return caller.f_lineno
+
+
+def test_calls_from_caller_records_the_line_of_its_with_statement() -> None:
+    with _warn.calls_from_caller():
+        line = _line() - 1
+        recorded = _warn._CALLER.get()
+    assert recorded is not None
+    assert recorded[:2] == (__file__, line)
+    assert _warn._CALLER.get() is None, "the record ends with the block"
+
+
+def test_from_caller_wraps_a_sync_method_returning_its_result() -> None:
+    seen: list[Any] = []
+
+    def method(x: int, *, y: int) -> int:
+        seen.append(_warn._CALLER.get())
+        return x + y
+
+    wrapped = _warn.from_caller(method)
+    line = _line() + 1
+    assert wrapped(1, y=2) == 3
+    assert not inspect.iscoroutinefunction(wrapped)
+    assert wrapped.__name__ == "method"
+    assert seen[0][:2] == (__file__, line), "the caller's line is recorded during the call"
+    assert _warn._CALLER.get() is None, "and forgotten after it"
+
+
+async def test_from_caller_wraps_an_async_method_awaiting_it() -> None:
+    seen: list[Any] = []
+
+    async def amethod(x: int) -> int:
+        await asyncio.sleep(0)
+        seen.append(_warn._CALLER.get())
+        return x * 2
+
+    wrapped = _warn.from_caller(amethod)
+    assert inspect.iscoroutinefunction(wrapped)
+    line = _line() + 1
+    assert await wrapped(21) == 42
+    assert seen[0][:2] == (__file__, line), "recorded while the coroutine runs"
+    assert _warn._CALLER.get() is None
+
+
+def test_a_stack_made_only_of_libraries_names_its_outermost_frame(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_warn, "_library_dirs", lambda: ("/", *sys.path))
+    frame, level = _warn._outside_libraries(sys._getframe(0))
+    depth = 1
+    outer = sys._getframe(0)
+    while outer.f_back is not None:
+        outer = outer.f_back
+        depth += 1
+    assert (frame, level) == (outer, depth)

@@ -17,10 +17,10 @@ from langchain_kimi._errors import KimiError, KimiRateLimitError, KimiTimeoutErr
 from langchain_kimi._http.pool.admission import (
     ANSWERED,
     DEFAULT_COOL_DOWN,
-    SERVING_WINDOW,
     Admission,
     Outcome,
 )
+from langchain_kimi._http.pool.slow_start import SERVING_WINDOW
 from langchain_kimi._http.retry import RETRY_AFTER_CAP
 from tests.support.fake_clock import Clock
 

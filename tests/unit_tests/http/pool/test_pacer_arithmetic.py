@@ -39,7 +39,7 @@ def test_a_send_after_an_idle_spell_uses_the_refilled_token() -> None:
 
 
 def test_a_send_closes_a_finished_step_before_counting_itself() -> None:
-    pacer = paced_pacer(100.0)
+    pacer = paced_pacer(5.0)
     for i in range(1, 5):
         now = 2.0 + i / 64
         pacer.sent(now)
@@ -50,38 +50,64 @@ def test_a_send_closes_a_finished_step_before_counting_itself() -> None:
 
 
 def test_a_slow_gateway_measured_below_one_request_per_second_is_kept() -> None:
-    # Two sends in a 2 s step, one refused: 0.9 * 1 / 2 = 0.45/s, above the 0.1/s floor.
-    pacer = paced_pacer(1.5)
-    pacer.sent(2.5)
-    pacer.sent(3.0)
-    pacer.throttled(sent_at=3.0, now=3.0)
+    # Two sends in a 2 s step, one refused: 0.9 * 1 / 2 = 0.45/s, above the 0.1/s floor (and
+    # above half the rate before).
+    pacer = paced_pacer(0.8)
+    pacer.sent(2.0625)
+    pacer.sent(2.125)
+    pacer.throttled(sent_at=2.125, now=2.125)
+    assert pacer.current(3.875) == 0.8  # a step with a 429 but too few sends measures on
     assert pacer.current(4.0) == pytest.approx(MARGIN * 1 / 2.0)
 
 
 def test_a_clean_step_at_most_doubles_a_slow_rate() -> None:
-    # PROBE (2/s) is more than the rate (1.5/s): the raise is capped at doubling.
-    pacer = paced_pacer(1.5)
+    # PROBE (1/s) is more than the rate (0.5/s): the raise is capped at doubling. At 0.5/s a
+    # 0.25 s step holds no send at all, and still probes: the call waited through it.
+    pacer = paced_pacer(0.5)
     assert pacer.delay(2.125) > 0  # a call waited for its turn
-    for now in (2.5, 3.0, 3.5):
-        pacer.sent(now)
-    assert pacer.current(4.0) == 3.0
+    assert pacer.current(2.25) == 1.0
+
+
+def test_a_throttled_step_keeps_at_least_half_the_rate() -> None:
+    # A pool sharing the key measures its share; 1 of 4 sends admitted over 0.25 s would be
+    # 0.9 * 4 = 3.6/s from 40/s: one step never cuts more than half.
+    pacer = paced_pacer(40.0)
+    for k in range(1, 5):
+        pacer.sent(2.0 + k / 32)
+        if k > 1:
+            pacer.throttled(sent_at=2.0 + k / 32, now=2.0 + k / 32)
+    assert pacer.current(2.25) == pytest.approx(20.0)
+
+
+def test_until_a_step_has_measured_the_gateway_clean_steps_double() -> None:
+    pacer = Pacer()
+    pacer.sent(0.0)
+    pacer.throttled(sent_at=0.0, now=0.0)  # a lone 429: 1/s, nothing measured yet
+    for k in range(1, 5):
+        pacer.sent(k / 64)
+    assert pacer.rate == 1.0
+    assert pacer.delay(0.25) > 0  # a call waits for its turn
+    assert pacer.current(0.5) == 2.0  # doubled, where a measured rate would add PROBE
+    assert pacer.delay(0.5) > 0
+    assert pacer.current(0.75) == 4.0
 
 
 def test_a_step_closes_at_exactly_step_seconds_and_probes_at_exactly_the_used_share() -> None:
-    # 32/s over 0.25 s: USED (0.75) of the pace is exactly 6 sends; a call waited in the step.
-    pacer = paced_pacer(32.0)
-    assert pacer.delay(2.0 + 1 / 64) > 0
-    for k in range(1, 7):
-        pacer.sent(2.0 + k / 32)
-    assert pacer.current(2.25) == 32.0 + PROBE
+    # 32/s over 0.25 s: USED (0.75) of the pace is exactly 6 sends, less one (a slow pace may
+    # fit none in a step): 5 sends probe, 4 do not. A call waited in the step.
+    for sends, rate in ((5, 32.0 + PROBE), (4, 32.0)):
+        pacer = paced_pacer(32.0)
+        assert pacer.delay(2.0 + 1 / 64) > 0
+        for k in range(1, sends + 1):
+            pacer.sent(2.0 + k / 32)
+        assert pacer.current(2.25) == rate
 
 
-def test_a_wait_at_the_instant_the_step_began_does_not_make_the_step_probe() -> None:
-    pacer = paced_pacer(32.0)
-    assert pacer.delay(2.0) > 0  # waited at the step's first instant (the previous step's wait)
-    for k in range(1, 7):
-        pacer.sent(2.0 + k / 32)
-    assert pacer.current(2.25) == 32.0
+def test_a_wait_that_lasts_into_a_step_counts_for_it_and_only_for_it() -> None:
+    pacer = paced_pacer(4.0)
+    assert pacer.delay(2.0) == pytest.approx(0.25)  # a call waits until 2.25, the step's end
+    assert pacer.current(2.25) == 4.0 + PROBE  # it was held back in [2.0, 2.25): probe
+    assert pacer.current(2.5) == 4.0 + PROBE  # not in [2.25, 2.5): its wait had ended
 
 
 def test_pacing_heals_at_exactly_heal_seconds_after_the_last_429() -> None:
@@ -95,13 +121,14 @@ def test_probed_rates_are_not_remembered_for_the_next_episode() -> None:
     # reached by probing is a guess the gateway never confirmed.
     pacer = paced_pacer(10.0)
     now = 2.0
-    for _ in range(3):  # three clean steps in which calls waited: 10 -> 12 -> 16 -> 24
+    for _ in range(3):  # three clean steps in which calls waited: 10 -> 11 -> 13 -> 17
         for k in range(1, 9):
             pacer.delay(now + k / 32)
             pacer.sent(now + k / 32)
         now += 0.25
-    assert pacer.current(now) == 24.0
-    assert pacer.current(now + HEAL) is None
+    assert pacer.current(now) == 17.0
+    # Inert HEAL after the last wait ends (these sends ran ahead of the pace: it ends at ~3.86).
+    assert pacer.current(pacer._waited_until + HEAL) is None
     pacer.sent(20.0)
     pacer.throttled(sent_at=20.0, now=20.0)  # a lone 429 much later
     assert pacer.rate == 1.0

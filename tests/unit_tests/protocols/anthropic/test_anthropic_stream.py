@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessageChunk
 
+from langchain_kimi._call._sync.drivers import read_round
 from langchain_kimi._call.plans import StreamPlan
 from langchain_kimi._errors import KimiRateLimitError, KimiStreamError
 from langchain_kimi._request.options import RequestOptions
@@ -436,7 +437,7 @@ def test_finish_without_message_stop_raises_with_partial() -> None:
     )
     plan.start_round("https://base.test")
     with pytest.raises(KimiStreamError, match="before message_stop") as info, plan.guard():
-        list(plan.run_round(events[: cut + 3]))
+        list(read_round(plan, events[: cut + 3]))
     partial = info.value.partial
     assert isinstance(partial, AIMessageChunk)
     assert partial.content == "Let me check Paris."

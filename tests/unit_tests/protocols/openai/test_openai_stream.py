@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from langchain_kimi._call._sync.drivers import read_round
 from langchain_kimi._call.plans import StreamPlan
 from langchain_kimi._errors import (
     KimiInvalidRequestError,
@@ -274,7 +275,7 @@ def test_missing_done_raises_with_partial() -> None:
     )
     plan.start_round("https://base.test")
     with pytest.raises(KimiStreamError, match=r"before \[DONE\]") as info, plan.guard():
-        list(plan.run_round(events))
+        list(read_round(plan, events))
     assert info.value.partial.content == "partial text"
     with pytest.raises(KimiStreamError, match=r"before \[DONE\]") as bare:
         StreamDecoder().finish()

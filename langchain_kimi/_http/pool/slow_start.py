@@ -1,0 +1,130 @@
+"""How many requests of one pool may be out before the gateway has had a chance to refuse them.
+
+Sans-I/O, like `pacer` (the caller, `admission`, holds the lock and the clock). A gateway refuses
+a request over its limit at once (a 429 takes one round trip) but answers an admitted one only
+when the model is done (seconds). So a request is *unproven* from its send until it is answered,
+refused, or has been out for `horizon` seconds without a 429 (then it was admitted). Before this
+window the pacer learnt the limit only from the first 429 it read, and an event loop writes every
+granted request before it reads one: 200 calls started together were 200 requests in the
+gateway's bucket before the first 429 was seen, 150 of them refused.
+
+- At most `window` requests are unproven at once. It starts at `START` and grows by one for every
+  request proven admitted, so it doubles every `horizon` while the gateway admits everything
+  (TCP's slow start, with "admitted" as the acknowledgement): 2,000 calls started together on a
+  gateway without a limit are all out within about `log2(2000 / START)` horizons, and a limited
+  gateway has refused at most about twice what it admitted in the last horizon when the first 429
+  arrives and the pacer takes over.
+- A 429 halves the window (never below `START`): the pacer paces from then on, and the window only
+  keeps a burst of the pacer's turns from outrunning the refusals again.
+- `horizon` is how long a refusal can take: `FIRST_HORIZON` until a 429 has been seen, then twice
+  the slowest refusal seen (at least `MIN_HORIZON`): a loopback gateway refuses in a millisecond,
+  one across an ocean in a few hundred.
+
+`admitted_recently` says whether the gateway admitted a request of this pool within
+`SERVING_WINDOW` (answered it, or held it past the horizon), `first_wave` whether a request left
+before the pool read its first 429: in either case a 429 only cost the call its turn
+(`admission.AdmittedCall.requeues`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+START = 10
+"""Unproven requests allowed at first (as TCP's initial window of 10 segments)."""
+FIRST_HORIZON = 0.25
+"""Seconds after which a request not refused counts as admitted, before any 429 was seen."""
+MIN_HORIZON = 0.05
+_EPSILON = 1e-9  # a send due but for rounding is due
+SERVING_WINDOW = 10.0
+"""Seconds since the gateway last admitted a request of the pool during which it is serving it."""
+IDLE = 3 * SERVING_WINDOW
+"""Seconds without a send after which the pool starts afresh (a new first wave)."""
+
+
+@dataclass
+class SlowStart:
+    """The unproven requests of one pool and the window that bounds them."""
+
+    max_window: int
+    window: int = START
+    _unproven: dict[object, float] = field(default_factory=dict, repr=False)  # key -> sent at
+    _slowest_refusal: float | None = field(default=None, repr=False)
+    _admitted_at: float = field(default=float("-inf"), repr=False)
+    _due: float = field(default=float("-inf"), repr=False)  # when the next send is due
+    _last_sent: float = field(default=float("-inf"), repr=False)
+    _first_refusal: float | None = field(default=None, repr=False)  # of this first wave
+
+    @property
+    def horizon(self) -> float:
+        if self._slowest_refusal is None:
+            return FIRST_HORIZON
+        return max(MIN_HORIZON, 2 * self._slowest_refusal)
+
+    @property
+    def unproven(self) -> int:
+        return len(self._unproven)
+
+    def delay(self, now: float) -> float:
+        """0 when another request may go now; else the seconds until it may."""
+        self._age(now)
+        wait = self._due - START * self._spacing - now
+        return wait if wait > _EPSILON else 0.0
+
+    def sent(self, key: object, now: float) -> None:
+        if now - self._last_sent > IDLE:
+            self._first_refusal = None  # a pool starting from idle sends a new first wave
+        self._last_sent = now
+        self._unproven[key] = now
+        self._due = max(self._due, now) + self._spacing
+
+    @property
+    def _spacing(self) -> float:
+        # `window` sends per horizon, spread out (a burst of START at most)
+        return self.horizon / self.window
+
+    def answered(self, key: object, now: float) -> None:
+        """The gateway answered the request: admitted (it may have been proven by age already)."""
+        self._admitted_at = now
+        if self._unproven.pop(key, None) is not None:
+            self._grow()
+        if not self._unproven:  # all answered: one call after another never waits
+            self._due = min(self._due, now)
+
+    def refused(self, key: object, sent_at: float, now: float) -> None:
+        """The request came back 429."""
+        self._unproven.pop(key, None)
+        if self._first_refusal is None:
+            self._first_refusal = now
+        took = now - sent_at
+        if self._slowest_refusal is None or took > self._slowest_refusal:
+            self._slowest_refusal = took
+        self.window = max(START, self.window // 2)
+
+    def ended(self, key: object) -> None:
+        """The request ended otherwise (another error, or it was never sent): proves nothing."""
+        self._unproven.pop(key, None)
+
+    def admitted_recently(self, now: float) -> bool:
+        self._age(now)
+        return now - self._admitted_at < SERVING_WINDOW
+
+    def first_wave(self, sent_at: float) -> bool:
+        """Whether a request sent at `sent_at` left before the pool read its first 429 (since it
+        last started from idle): refused before anything was known, e.g. because other processes
+        sharing the key took the gateway's whole burst."""
+        return self._first_refusal is None or sent_at <= self._first_refusal
+
+    def _age(self, now: float) -> None:
+        """Requests out for a whole horizon without a 429 were admitted."""
+        horizon = self.horizon
+        while self._unproven:
+            key, sent_at = next(iter(self._unproven.items()))
+            if now - sent_at < horizon:
+                return
+            del self._unproven[key]
+            self._admitted_at = max(self._admitted_at, sent_at + horizon)
+            self._grow()
+
+    def _grow(self) -> None:
+        self.window = min(self.max_window, self.window + 1)

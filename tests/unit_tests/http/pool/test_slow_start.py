@@ -1,0 +1,177 @@
+"""The slow start of one pool (`langchain_kimi._http.pool.slow_start`): how many requests may be out
+before the gateway could have refused them, and when a 429 is only a lost turn.
+
+Sans-I/O: times are plain floats chosen exact in binary. Through `Admission` the slow start only
+applies while the pacer is inert (`test_admission`); here it is driven directly.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from langchain_kimi._http.pool.admission import ANSWERED, Admission, Outcome, _Waiter
+from langchain_kimi._http.pool.slow_start import (
+    FIRST_HORIZON,
+    IDLE,
+    MIN_HORIZON,
+    SERVING_WINDOW,
+    START,
+    SlowStart,
+)
+from tests.support.fake_clock import Clock
+
+
+def send(start: SlowStart, now: float) -> object:
+    """One request sent at `now` (it must be allowed); returns its key."""
+    assert start.delay(now) == 0.0
+    key = object()
+    start.sent(key, now)
+    return key
+
+
+def test_the_first_window_goes_at_once_then_sends_are_spread_over_the_horizon() -> None:
+    start = SlowStart(max_window=4000)
+    for _ in range(START + 1):  # a burst of START beyond the one due now
+        send(start, 0.0)
+    # The window (START) is spread over a horizon: one send per FIRST_HORIZON / START seconds.
+    assert start.delay(0.0) == pytest.approx(FIRST_HORIZON / START)
+
+
+def test_one_call_after_another_never_waits() -> None:
+    start = SlowStart(max_window=4000)
+    for _ in range(1000):
+        key = send(start, 5.0)
+        start.answered(key, 5.0)
+    assert start.delay(5.0) == 0.0
+
+
+def test_each_admitted_request_widens_the_window_by_one_up_to_the_maximum() -> None:
+    start = SlowStart(max_window=12)
+    keys = [send(start, 0.0) for _ in range(START)]
+    start.answered(keys[0], 0.125)
+    assert start.window == START + 1
+    # Out for a whole horizon without a 429: admitted, whether answered yet or not.
+    assert start.delay(FIRST_HORIZON) == 0.0
+    assert start.unproven == 0
+    assert start.window == 12  # capped
+    start.answered(keys[1], 1.0)  # proven by age already: no second count
+    assert start.window == 12
+
+
+def test_a_request_one_instant_short_of_the_horizon_is_still_unproven() -> None:
+    start = SlowStart(max_window=4000)
+    send(start, 0.0)
+    start.delay(FIRST_HORIZON - 1 / 1024)
+    assert start.unproven == 1
+    start.delay(FIRST_HORIZON)
+    assert start.unproven == 0
+
+
+def test_a_429_halves_the_window_but_never_below_start_and_sets_the_horizon() -> None:
+    start = SlowStart(max_window=4000, window=64)
+    key = send(start, 0.0)
+    start.refused(key, sent_at=0.0, now=0.125)
+    assert start.window == 32
+    assert start.horizon == 0.25  # twice the slowest refusal seen
+    for _ in range(5):
+        key = send(start, 10.0)
+        start.refused(key, sent_at=10.0, now=10.0)
+    assert start.window == START
+    assert start.horizon == 0.25  # a faster refusal does not shorten it
+
+
+def test_the_horizon_has_a_floor_for_a_gateway_that_refuses_in_no_time() -> None:
+    start = SlowStart(max_window=4000)
+    key = send(start, 0.0)
+    start.refused(key, sent_at=0.0, now=0.0)
+    assert start.horizon == MIN_HORIZON
+
+
+def test_an_ended_request_proves_nothing() -> None:
+    start = SlowStart(max_window=4000)
+    key = send(start, 0.0)
+    start.ended(key)
+    assert start.unproven == 0
+    assert start.window == START
+    assert not start.admitted_recently(0.0)
+
+
+def test_the_gateway_serves_the_pool_for_a_serving_window_after_it_admitted_a_request() -> None:
+    start = SlowStart(max_window=4000)
+    start.answered(send(start, 0.0), 1.0)
+    assert start.admitted_recently(1.0 + SERVING_WINDOW - 1 / 64)
+    assert not start.admitted_recently(1.0 + SERVING_WINDOW)
+
+
+def test_a_request_held_past_the_horizon_counts_as_admitted_from_then() -> None:
+    start = SlowStart(max_window=4000)
+    send(start, 0.0)
+    assert start.admitted_recently(FIRST_HORIZON)
+    assert start.admitted_recently(FIRST_HORIZON + SERVING_WINDOW - 1 / 64)
+    assert not start.admitted_recently(FIRST_HORIZON + SERVING_WINDOW)
+
+
+def test_the_first_wave_ends_at_the_first_429_and_starts_again_after_idle() -> None:
+    start = SlowStart(max_window=4000)
+    assert start.first_wave(0.0)
+    key = send(start, 0.0)
+    start.refused(key, sent_at=0.0, now=0.5)
+    assert start.first_wave(0.5)  # sent up to the instant the first 429 was read
+    assert not start.first_wave(0.5 + 1 / 64)
+    send(start, 1.0)
+    send(start, 1.0 + IDLE + 1)  # a pool that starts from idle sends a new first wave
+    assert start.first_wave(1.0 + IDLE + 1)
+
+
+# -- through Admission ---------------------------------------------------------------------------
+
+
+def test_a_lone_call_refused_spends_a_retry_a_crowded_first_wave_does_not() -> None:
+    clock = Clock()
+    gate = Admission(8, adaptive=True, clock=clock)
+    lone = gate.call(30.0)
+    permit = lone.enter(clock.sleep)
+    assert not permit.crowded
+    permit.done(Outcome("throttled", 0.0))
+    assert not gate.lost_turn(permit)
+
+    clock.now += IDLE + 1
+    calls = [gate.call(30.0) for _ in range(3)]
+    permits = [call.enter(clock.sleep) for call in calls]
+    assert [p.crowded for p in permits] == [False, True, True]
+    for p in permits:
+        p.done(Outcome("throttled", 0.0))
+    assert gate.lost_turn(permits[1])  # sent with others before the pool read a 429
+
+
+def test_a_429_while_the_gateway_answers_the_pool_is_a_lost_turn() -> None:
+    clock = Clock()
+    gate = Admission(8, adaptive=True, clock=clock)
+    gate.call(30.0).enter(clock.sleep).done(ANSWERED)
+    permit = gate.call(30.0).enter(clock.sleep)
+    permit.done(Outcome("throttled", 0.0))
+    assert gate.lost_turn(permit)
+    clock.now += SERVING_WINDOW
+    assert not gate.lost_turn(permit)
+
+
+def test_a_full_pool_of_slow_answers_grows_before_the_first_answer_returns() -> None:
+    # 30-90 s answers: the first slot is released after 30 s, but the requests in flight have been
+    # out for SLOW_ANSWER (1 s) on average long before: the pool grows then.
+    clock = Clock()
+    gate = Admission(2, adaptive=True, clock=clock, max_capacity=6)
+    gate._start.window = 6  # slow start over
+    held = [gate.call(30.0).enter(clock.sleep) for _ in range(2)]
+    waiter = gate.call(30.0)
+    turns = waiter._turns(_Waiter(waiter._ticket, None))
+    wait = next(turns)
+    assert not wait.timed
+    assert wait.seconds == pytest.approx(1.0)  # look again when the holds count as slow
+    clock.now += 1.0
+    with pytest.raises(StopIteration):
+        next(turns)  # granted: the capacity grew
+    assert gate.capacity == 4
+    assert gate.in_flight == 3
+    for permit in held:
+        permit.release()
+
