@@ -2,10 +2,11 @@
 
 httpcore's pool scans every connection it keeps each time a request enters or a response closes
 (`_assign_requests_to_connections`): each connection is checked for expiry (an idle one by probing
-its socket, ~30 µs through anyio) and each idle one is counted against the keep-alive limit by
-another pass over all of them. A request's cost therefore grows with its pool's size, and one pool
-of hundreds of connections spends milliseconds per request (measured: docs/benchmarks.md, "Many
-connections"). A gateway admitting 20 calls/s of 60 s answers needs 1,200 in flight, though.
+its socket through anyio, the costliest step in the profiles) and each idle one is counted against
+the keep-alive limit by another pass over all of them. A request's cost therefore grows with its
+pool's size, and one pool of hundreds of connections spends milliseconds per request (measured:
+docs/benchmarks.md, "Many connections"). A gateway admitting 20 calls/s of 60 s answers needs 1,200
+in flight, though.
 `Spread` places each request on the first of its pools with room (fewer than `per_pool` requests
 in flight), opening another pool when all are full: capacity grows with what the work needs, and
 each request only ever meets the `per_pool` connections of its own pool.
