@@ -19,10 +19,12 @@ from langchain_kimi._http.pool.admission import (
     DEFAULT_COOL_DOWN,
     Admission,
     Outcome,
+    _Wait,
+    _Waiter,
 )
 from langchain_kimi._http.pool.slow_start import SERVING_WINDOW
 from langchain_kimi._http.retry import RETRY_AFTER_CAP
-from tests.support.fake_clock import Clock
+from tests.support.fake_clock import Clock, paced_pacer
 
 
 def gate(capacity: int = 1, **kwargs: object) -> tuple[Admission, Clock]:
@@ -163,3 +165,67 @@ async def test_a_slot_handed_on_by_a_cancelled_call_wakes_the_next_call() -> Non
     permit = await asyncio.wait_for(second, 1.0)  # woken at once (the bound is generous)
     assert admission.in_flight == 1
     permit.release()
+
+
+def test_a_head_waiting_for_a_slot_is_woken_when_its_wait_becomes_a_paced_turn() -> None:
+    # The head waits to be woken (no time limit) while every slot is taken. When the slot frees
+    # and the pace holds the next send back, the head must be woken to sleep its turn instead.
+    admission, clock = gate(adaptive=True)
+    admission._pacer = paced_pacer(1.0, at=clock.now)  # an empty bucket: the next turn is 1 s off
+    holder = admission.call(30.0).enter(clock.sleep)
+    head = _Waiter(1, None)
+    turns = admission.call(30.0)._turns(head)
+    assert next(turns) == _Wait(30.0, timed=False)  # a slot-wait, bounded by its pool timeout
+    assert head.event is not None
+    assert not head.event.is_set()
+    holder.release()
+    assert head.event.is_set()  # woken: its next look finds a paced turn
+    turn = next(turns)
+    assert not head.event.is_set()  # a wake ends only the wait it came for
+    assert turn.timed
+    assert turn.seconds is not None
+    assert turn.seconds > 0
+    turns.close()
+    assert admission.queued == 0
+
+
+async def test_a_waiter_woken_twice_before_it_looks_again_is_resolved_once() -> None:
+    # Two releases in a row both wake the head before its task runs: the second wake finds the
+    # future already resolved and leaves it alone.
+    waiter = _Waiter(0, asyncio.get_running_loop())
+    waiter.arm()
+    waiter.wake()
+    waiter.wake()
+    await asyncio.sleep(0)
+    assert waiter.future is not None
+    assert waiter.future.done()
+    waiter._resolve()  # once more, directly: still no error
+
+
+def test_a_429_ends_the_first_wave_so_a_later_refusal_spends_a_retry() -> None:
+    admission, clock = gate(capacity=8, adaptive=True)
+    first = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]
+    first[0].release()  # no answer: the gateway never proved it serves the pool
+    clock.now += 1.0
+    first[1].done(Outcome("throttled", 0.0))  # the pool reads its first 429, a slow one
+    companion = admission.call(30.0).enter(clock.sleep)
+    later = admission.call(30.0).enter(clock.sleep)
+    assert later.crowded  # sent while another request was out
+    later.done(Outcome("throttled", 0.0))
+    assert not admission.lost_turn(later)  # sent after the pool knew: its retries count
+    companion.release()
+
+
+def test_an_error_other_than_a_429_does_not_end_the_first_wave() -> None:
+    admission, clock = gate(capacity=8, adaptive=True)
+    first = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]
+    first[0].release()  # no answer: the gateway never proved it serves the pool
+    clock.now += 1.0
+    first[1].done(Outcome("other"))  # e.g. a 500: says nothing about the rate limit
+    clock.now += 1 / 16
+    companion = admission.call(30.0).enter(clock.sleep)
+    later = admission.call(30.0).enter(clock.sleep)
+    assert later.crowded
+    later.done(Outcome("throttled", 0.0))
+    assert admission.lost_turn(later)  # still the first wave: nothing was known yet
+    companion.release()
