@@ -176,7 +176,6 @@ def test_a_full_pool_of_slow_answers_grows_before_the_first_answer_returns() -> 
         permit.release()
 
 
-
 # -- edges a mutation run (issue 19 item 5) showed unpinned ---------------------------------------
 
 
