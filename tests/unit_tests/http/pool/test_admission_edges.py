@@ -364,3 +364,12 @@ def test_a_paced_turn_exactly_as_far_as_the_pool_timeout_is_waited(budget: float
         permit.done(Outcome("throttled", 1.0))  # one admitted in the last second: 1 request/s
     admission.call(budget).enter(clock.sleep).release()
     assert clock.sleeps == [1.0]
+
+
+def test_an_error_reported_while_the_slot_is_still_held_proves_nothing() -> None:
+    admission, clock = gate(adaptive=True)
+    permit = admission.call(30.0).enter(clock.sleep)
+    permit.done(Outcome("overloaded", 0.0), keep=True)  # reported; its connection still drains
+    clock.now += 1.0
+    assert not admission.serving()
+    permit.release()
