@@ -197,3 +197,44 @@ def test_a_full_pool_of_slow_answers_grows_before_the_first_answer_returns() -> 
     for permit in held:
         permit.release()
 
+
+# -- edges a mutation run (issue 19 item 5) showed unpinned ---------------------------------------
+
+
+def test_a_pool_busy_within_idle_stays_out_of_its_first_wave() -> None:
+    # Times far from 0 (a pool in its thousandth second): only the gap between sends counts.
+    start = SlowStart(max_window=4000)
+    start.refused(send(start, 1000.0), sent_at=1000.0, now=1000.5)
+    send(start, 1001.0)
+    assert not start.first_wave(1001.0)
+    send(start, 1001.0 + IDLE)  # a gap of exactly IDLE is not yet idle
+    assert not start.first_wave(1001.0 + IDLE)
+    send(start, 1001.0 + 2 * IDLE + 1 / 64)  # a gap just over IDLE is
+    assert start.first_wave(1001.0 + 2 * IDLE + 1 / 64)
+
+
+def test_a_refused_request_is_never_later_proven_admitted_by_age() -> None:
+    start = SlowStart(max_window=4000, window=20)
+    key = send(start, 0.0)
+    start.refused(key, sent_at=0.0, now=0.0)
+    assert start.unproven == 0
+    start.delay(1.0)  # long past the horizon
+    assert start.window == 10  # halved, and not widened again
+    assert not start.admitted_recently(1.0)
+
+
+def test_an_answer_for_a_request_proven_by_age_does_not_widen_the_window_again() -> None:
+    start = SlowStart(max_window=4000)
+    key = send(start, 0.0)
+    start.delay(FIRST_HORIZON)  # proven by age: START + 1
+    assert start.window == START + 1
+    start.answered(key, 1.0)
+    start.answered(object(), 1.0)  # a request it never counted as unproven
+    assert start.window == START + 1
+
+
+def test_a_429_halves_an_odd_window_to_a_whole_number_of_requests() -> None:
+    start = SlowStart(max_window=4000, window=65)
+    start.refused(send(start, 0.0), sent_at=0.0, now=0.125)
+    assert start.window == 32
+    assert isinstance(start.window, int)
