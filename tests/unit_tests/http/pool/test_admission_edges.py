@@ -202,33 +202,24 @@ async def test_a_waiter_woken_twice_before_it_looks_again_is_resolved_once() -> 
     waiter._resolve()  # once more, directly: still no error
 
 
-def test_a_429_ends_the_first_wave_so_a_later_refusal_spends_a_retry() -> None:
+def test_a_crowded_refusal_is_free_while_the_pool_starts_and_costs_a_retry_after() -> None:
     admission, clock = gate(capacity=8, adaptive=True)
     first = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]
-    first[0].release()  # no answer: the gateway never proved it serves the pool
+    first[0].done(Outcome("other"))  # e.g. a 500: it proves nothing, and ends nothing
     clock.now += 1.0
-    first[1].done(Outcome("throttled", 0.0))  # the pool reads its first 429, a slow one
-    companion = admission.call(30.0).enter(clock.sleep)
-    later = admission.call(30.0).enter(clock.sleep)
-    assert later.crowded  # sent while another request was out
-    later.done(Outcome("throttled", 0.0))
-    assert not admission.lost_turn(later)  # sent after the pool knew: its retries count
-    companion.release()
-
-
-def test_an_error_other_than_a_429_does_not_end_the_first_wave() -> None:
-    admission, clock = gate(capacity=8, adaptive=True)
-    first = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]
-    first[0].release()  # no answer: the gateway never proved it serves the pool
-    clock.now += 1.0
-    first[1].done(Outcome("other"))  # e.g. a 500: says nothing about the rate limit
+    first[1].done(Outcome("throttled", 0.0))  # a slow 429: a request is proven only after 2 s
+    clock.now += SERVING_WINDOW - 1 - 1 / 16
+    early = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]
+    early[1].done(Outcome("throttled", 0.0))
+    assert early[1].crowded
+    assert admission.lost_turn(early[1])  # sent while the pool was starting
+    early[0].done(Outcome("other"))
     clock.now += 1 / 16
-    companion = admission.call(30.0).enter(clock.sleep)
-    later = admission.call(30.0).enter(clock.sleep)
-    assert later.crowded
-    later.done(Outcome("throttled", 0.0))
-    assert admission.lost_turn(later)  # still the first wave: nothing was known yet
-    companion.release()
+    late = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]
+    late[1].done(Outcome("throttled", 0.0))
+    assert late[1].crowded
+    assert not admission.lost_turn(late[1])  # nothing admitted since the start: retries count
+    late[0].release()
 
 
 @pytest.mark.parametrize(("budget", "wait"), [(0.5, 0.5), (5.0, 1.0), (None, 1.0)])

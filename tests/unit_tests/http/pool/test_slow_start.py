@@ -201,16 +201,16 @@ def test_a_full_pool_of_slow_answers_grows_before_the_first_answer_returns() -> 
 # -- edges a mutation run (issue 19 item 5) showed unpinned ---------------------------------------
 
 
-def test_a_pool_busy_within_idle_stays_out_of_its_first_wave() -> None:
+def test_a_pool_busy_within_idle_does_not_start_again() -> None:
     # Times far from 0 (a pool in its thousandth second): only the gap between sends counts.
     start = SlowStart(max_window=4000)
     start.refused(send(start, 1000.0), sent_at=1000.0, now=1000.5)
-    send(start, 1001.0)
-    assert not start.first_wave(1001.0)
-    send(start, 1001.0 + IDLE)  # a gap of exactly IDLE is not yet idle
-    assert not start.first_wave(1001.0 + IDLE)
-    send(start, 1001.0 + 2 * IDLE + 1 / 64)  # a gap just over IDLE is
-    assert start.first_wave(1001.0 + 2 * IDLE + 1 / 64)
+    send(start, 1000.0 + SERVING_WINDOW)
+    assert not start.starting(1000.0 + SERVING_WINDOW)
+    send(start, 1000.0 + SERVING_WINDOW + IDLE)  # a gap of exactly IDLE is not yet idle
+    assert not start.starting(1000.0 + SERVING_WINDOW + IDLE)
+    send(start, 1000.0 + SERVING_WINDOW + 2 * IDLE + 1 / 64)  # a gap just over IDLE is
+    assert start.starting(1000.0 + SERVING_WINDOW + 2 * IDLE + 1 / 64)
 
 
 def test_a_refused_request_is_never_later_proven_admitted_by_age() -> None:
