@@ -78,6 +78,16 @@ def test_every_gateway_shape_converges_without_a_failed_call(name: str) -> None:
     assert max(r.requests_per_answer for r in results) <= requests_bound
 
 
+def test_sixteen_processes_sharing_a_key_lose_no_answer() -> None:
+    # Beyond the 2-8: a process that got nothing of the first burst, paced one request at
+    # a time with calls waiting behind it, lost an answer before a paced call counted as crowded.
+    profile = Profile(50, latency=(0.1, 0.5), processes=16, concurrency=16, calls=800)
+    for seed in range(6):
+        result = run(profile, seed)
+        assert result.errors == []
+        assert result.wall_over_ideal <= 1.2  # requests per answer reach 1.41: not bounded here
+
+
 def test_a_limit_that_rises_is_used_within_a_few_seconds() -> None:
     # 20/s for 3 s, then 1,000/s: the pacer probes up (or goes inert) instead of staying at 20.
     profile = Profile(20, calls=600, limit_after=(3.0, 1000.0))
