@@ -30,6 +30,7 @@ PROFILES = {
     "20/s, Retry-After: 0": (Profile(20, retry_after="zero", calls=200), TARGET, TARGET),
     "20/s, negative Retry-After": (Profile(20, retry_after="negative", calls=200), TARGET, TARGET),
     "8/s, 0.2-1 s answers": (Profile(8, latency=(0.2, 1.0), calls=80), TARGET, 1.25),
+    "5/s, 0.2-1 s answers": (Profile(5, latency=(0.2, 1.0), calls=60), TARGET, 1.45),
     "100/s, 4-6 s answers, 600 concurrent": (
         Profile(100, latency=(4, 6), calls=2000, concurrency=600),
         TARGET,
