@@ -18,7 +18,7 @@ event loops through one lock:
   the head sleeps on a time (at most one turn or one spacing long); the others wait to be woken,
   so a cancelled call frees its place at once and nobody sleeps on a stale rate.
 - **A lost turn costs no retry** (`AdmittedCall.requeues`): a 429 while the gateway serves the
-  pool, or in the first wave, sends the call back to its place.
+  pool, or while the pool is starting, sends the call back to its place.
 - **Shared cool-down** for what pacing does not cover: a 503 with `Retry-After` (and, with
   adaptive pacing off, a 429) holds back every call of the pool until that time has passed.
 
@@ -194,12 +194,13 @@ class Admission:
 
     def lost_turn(self, permit: Permit) -> bool:
         """Whether a 429 for this request only cost it its turn: the gateway serves the pool, or
-        the request went with others in the first wave, before anything was known (a lone call
-        refused is told no more than that: its retries count)."""
+        the request went with others while the pool was starting (other processes sharing the key
+        may hold the gateway's whole rate until the pool has its share). A lone call refused with
+        nothing admitted lately is told no more than that: its retries count."""
         with self._lock:
             if self._start.admitted_recently(self.clock()):
                 return True
-            return permit.crowded and self._start.first_wave(permit.sent_at)
+            return permit.crowded and self._start.starting(permit.sent_at)
 
     # -- under the lock -----------------------------------------------------------------------
 
@@ -244,7 +245,7 @@ class Admission:
             head = self._queue.pop(0)
             head.queued = False
             head.granted = True
-            head.permit = Permit(self, now, crowded=self._in_flight > 0)
+            head.permit = Permit(self, now, crowded=self._in_flight > 0 or bool(self._queue))
             self._in_flight += 1
             self._sent_sum += now
             self._start.sent(head.permit, now)
@@ -329,7 +330,7 @@ class Permit:
     def __init__(self, admission: Admission, sent_at: float, *, crowded: bool = False) -> None:
         self._admission = admission
         self.sent_at = sent_at
-        self.crowded = crowded  # other requests of the pool were in flight when it was sent
+        self.crowded = crowded  # other calls of the pool were in flight or waiting at its send
         self._settled = False
         self.released = False
 

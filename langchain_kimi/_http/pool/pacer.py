@@ -109,9 +109,8 @@ class Pacer:
         self._refill(now)
         if self._tokens >= 1.0 - _EPSILON:
             return 0.0
-        wait = (1.0 - self._tokens) / self.rate
-        if wait > 0:
-            self._waited_until = max(self._waited_until, now + wait)
+        wait = (1.0 - self._tokens) / self.rate  # > 0: a token is missing, and rate > 0
+        self._waited_until = max(self._waited_until, now + wait)
         return wait
 
     def current(self, now: float) -> float | None:

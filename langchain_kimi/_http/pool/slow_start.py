@@ -21,9 +21,9 @@ gateway's bucket before the first 429 was seen, 150 of them refused.
   one across an ocean in a few hundred.
 
 `admitted_recently` says whether the gateway admitted a request of this pool within
-`SERVING_WINDOW` (answered it, or held it past the horizon), `first_wave` whether a request left
-before the pool read its first 429: in either case a 429 only cost the call its turn
-(`admission.AdmittedCall.requeues`).
+`SERVING_WINDOW` (answered it, or held it past the horizon), `starting` whether a request left
+within that time of the pool's start: in either case a 429 to a request sent with others only
+cost the call its turn (`admission.AdmittedCall.requeues`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ _EPSILON = 1e-9  # a send due but for rounding is due
 SERVING_WINDOW = 10.0
 """Seconds since the gateway last admitted a request of the pool during which it is serving it."""
 IDLE = 3 * SERVING_WINDOW
-"""Seconds without a send after which the pool starts afresh (a new first wave)."""
+"""Seconds without a send after which the pool starts afresh."""
 
 
 @dataclass
@@ -53,7 +53,7 @@ class SlowStart:
     _admitted_at: float = field(default=float("-inf"), repr=False)
     _due: float = field(default=float("-inf"), repr=False)  # when the next send is due
     _last_sent: float = field(default=float("-inf"), repr=False)
-    _first_refusal: float | None = field(default=None, repr=False)  # of this first wave
+    _started_at: float = field(default=float("-inf"), repr=False)  # its first send after idle
 
     @property
     def horizon(self) -> float:
@@ -73,7 +73,7 @@ class SlowStart:
 
     def sent(self, key: object, now: float) -> None:
         if now - self._last_sent > IDLE:
-            self._first_refusal = None  # a pool starting from idle sends a new first wave
+            self._started_at = now  # a pool starting from idle: a new start
         self._last_sent = now
         self._unproven[key] = now
         self._due = max(self._due, now) + self._spacing
@@ -94,8 +94,6 @@ class SlowStart:
     def refused(self, key: object, sent_at: float, now: float) -> None:
         """The request came back 429."""
         self._unproven.pop(key, None)
-        if self._first_refusal is None:
-            self._first_refusal = now
         took = now - sent_at
         if self._slowest_refusal is None or took > self._slowest_refusal:
             self._slowest_refusal = took
@@ -109,11 +107,11 @@ class SlowStart:
         self._age(now)
         return now - self._admitted_at < SERVING_WINDOW
 
-    def first_wave(self, sent_at: float) -> bool:
-        """Whether a request sent at `sent_at` left before the pool read its first 429 (since it
-        last started from idle): refused before anything was known, e.g. because other processes
-        sharing the key took the gateway's whole burst."""
-        return self._first_refusal is None or sent_at <= self._first_refusal
+    def starting(self, sent_at: float) -> bool:
+        """Whether a request sent at `sent_at` left within `SERVING_WINDOW` of the pool's start
+        (its first send after idle): refused before the pool had its share, e.g. because other
+        processes sharing the key took the gateway's burst and its rate."""
+        return sent_at - self._started_at < SERVING_WINDOW
 
     def _age(self, now: float) -> None:
         """Requests out for a whole horizon without a 429 were admitted."""

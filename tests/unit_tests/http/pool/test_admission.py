@@ -525,6 +525,38 @@ def test_a_keyboard_interrupt_in_the_sync_wait_leaves_nothing_behind(
     gate.call(0.0).enter(clock.sleep).release()  # the next call gets the slot at once
 
 
+def test_an_interrupted_sync_wait_leaves_the_queue_while_its_traceback_is_still_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A notebook keeps the last traceback (`sys.last_traceback`) and with it the frames of the
+    # interrupted wait: leaving the queue must not wait for the garbage collector.
+    gate, clock = admission(capacity=1)
+    holder = gate.call(30.0).enter(clock.sleep)
+    monkeypatch.setattr(threading, "Event", _Interrupting)
+    monkeypatch.setattr(_Interrupting, "before", None)
+    with pytest.raises(KeyboardInterrupt) as interrupted:
+        gate.call(30.0).enter(clock.sleep)
+    monkeypatch.undo()
+    assert interrupted.tb is not None  # the traceback is still held here
+    assert gate.queued == 0
+    holder.release()
+    assert gate.in_flight == 0
+
+
+async def test_a_cancelled_async_wait_leaves_the_queue_while_its_task_is_still_kept() -> None:
+    gate, clock = admission(capacity=1)
+    holder = gate.call(30.0).enter(clock.sleep)
+    task = asyncio.create_task(gate.call(30.0).aenter(clock.async_sleep))
+    await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError) as cancelled:
+        await task
+    assert cancelled.tb is not None
+    assert gate.queued == 0
+    holder.release()
+    assert gate.in_flight == 0
+
+
 async def test_a_cancellation_after_the_slot_was_granted_hands_it_on() -> None:
     gate, clock = admission(capacity=1)
     holder = await gate.call(30.0).aenter(clock.async_sleep)
@@ -589,7 +621,7 @@ def test_a_pace_nobody_used_is_not_raised() -> None:
     pacer = paced_pacer(100.0)
     for i in range(4):
         now = 2.0 + 0.05 * (i + 1)
-        pacer._last_waited = now
+        pacer._waited_until = now  # a call waited for its turn
         pacer.sent(now)
     assert pacer.current(2.3) == 100.0
 

@@ -19,10 +19,12 @@ from langchain_kimi._http.pool.admission import (
     DEFAULT_COOL_DOWN,
     Admission,
     Outcome,
+    _Wait,
+    _Waiter,
 )
-from langchain_kimi._http.pool.slow_start import SERVING_WINDOW
+from langchain_kimi._http.pool.slow_start import FIRST_HORIZON, SERVING_WINDOW, START
 from langchain_kimi._http.retry import RETRY_AFTER_CAP
-from tests.support.fake_clock import Clock
+from tests.support.fake_clock import Clock, paced_pacer
 
 
 def gate(capacity: int = 1, **kwargs: object) -> tuple[Admission, Clock]:
@@ -162,4 +164,203 @@ async def test_a_slot_handed_on_by_a_cancelled_call_wakes_the_next_call() -> Non
         await first
     permit = await asyncio.wait_for(second, 1.0)  # woken at once (the bound is generous)
     assert admission.in_flight == 1
+    permit.release()
+
+
+def test_a_head_waiting_for_a_slot_is_woken_when_its_wait_becomes_a_paced_turn() -> None:
+    # The head waits to be woken (no time limit) while every slot is taken. When the slot frees
+    # and the pace holds the next send back, the head must be woken to sleep its turn instead.
+    admission, clock = gate(adaptive=True)
+    admission._pacer = paced_pacer(1.0, at=clock.now)  # an empty bucket: the next turn is 1 s off
+    holder = admission.call(30.0).enter(clock.sleep)
+    head = _Waiter(1, None)
+    turns = admission.call(30.0)._turns(head)
+    assert next(turns) == _Wait(30.0, timed=False)  # a slot-wait, bounded by its pool timeout
+    assert head.event is not None
+    assert not head.event.is_set()
+    holder.release()
+    assert head.event.is_set()  # woken: its next look finds a paced turn
+    turn = next(turns)
+    assert not head.event.is_set()  # a wake ends only the wait it came for
+    assert turn.timed
+    assert turn.seconds is not None
+    assert turn.seconds > 0
+    turns.close()
+    assert admission.queued == 0
+
+
+async def test_a_waiter_woken_twice_before_it_looks_again_is_resolved_once() -> None:
+    # Two releases in a row both wake the head before its task runs: the second wake finds the
+    # future already resolved and leaves it alone.
+    waiter = _Waiter(0, asyncio.get_running_loop())
+    waiter.arm()
+    waiter.wake()
+    waiter.wake()
+    await asyncio.sleep(0)
+    assert waiter.future is not None
+    assert waiter.future.done()
+    waiter._resolve()  # once more, directly: still no error
+
+
+def test_a_crowded_refusal_is_free_while_the_pool_starts_and_costs_a_retry_after() -> None:
+    admission, clock = gate(capacity=8, adaptive=True)
+    first = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]
+    first[0].done(Outcome("other"))  # e.g. a 500: it proves nothing, and ends nothing
+    clock.now += 1.0
+    first[1].done(Outcome("throttled", 0.0))  # a slow 429: a request is proven only after 2 s
+    clock.now += SERVING_WINDOW - 1 - 1 / 16
+    early = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]
+    early[1].done(Outcome("throttled", 0.0))
+    assert early[1].crowded
+    assert admission.lost_turn(early[1])  # sent while the pool was starting
+    early[0].done(Outcome("other"))
+    clock.now += 1 / 16
+    late = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]
+    late[1].done(Outcome("throttled", 0.0))
+    assert late[1].crowded
+    assert not admission.lost_turn(late[1])  # nothing admitted since the start: retries count
+    late[0].release()
+
+
+@pytest.mark.parametrize(("budget", "wait"), [(0.5, 0.5), (5.0, 1.0), (None, 1.0)])
+def test_a_wait_for_the_pool_to_grow_is_bounded_by_the_pool_timeout(
+    budget: float | None, wait: float
+) -> None:
+    # A full pool may grow once its requests have been out SLOW_ANSWER (1 s) on average: the head
+    # looks again then, or when its own pool timeout ends, whichever comes first.
+    admission, clock = gate(adaptive=True, max_capacity=2)
+    holder = admission.call(30.0).enter(clock.sleep)
+    turns = admission.call(budget)._turns(_Waiter(1, None))
+    assert next(turns) == _Wait(wait, timed=False)
+    turns.close()
+    holder.release()
+    assert admission.queued == 0
+
+
+# A request proves the gateway admits the pool's requests only by an answer, or by being held
+# past the horizon without a 429 (`slow_start`); whatever else ends it proves nothing.
+
+
+def test_a_request_cancelled_in_flight_proves_nothing() -> None:
+    admission, clock = gate(adaptive=True)
+    admission.call(30.0).enter(clock.sleep).release()  # no report: cancelled mid-request
+    clock.now += 1.0  # long past the horizon
+    assert not admission.serving()
+
+
+def test_a_request_that_failed_otherwise_proves_nothing() -> None:
+    admission, clock = gate(adaptive=True)
+    admission.call(30.0).enter(clock.sleep).done(Outcome("other"))  # e.g. a 500
+    clock.now += 1.0
+    assert not admission.serving()
+
+
+def test_a_slot_granted_to_a_call_that_gave_up_proves_nothing() -> None:
+    admission, clock = gate(adaptive=True)
+    holder = admission.call(30.0).enter(clock.sleep)
+    waiter = _Waiter(1, None)
+    turns = admission.call(30.0)._turns(waiter)
+    next(turns)  # queued behind the holder
+    holder.done(Outcome("other"))  # the slot goes to the waiter...
+    assert waiter.granted
+    turns.close()  # ...which gives up before it sends anything
+    assert admission.in_flight == 0
+    clock.now += 1.0
+    assert not admission.serving()
+
+
+def test_a_streams_reply_counts_at_once_while_its_slot_is_still_held() -> None:
+    admission, clock = gate(adaptive=True)
+    permit = admission.call(30.0).enter(clock.sleep)
+    permit.done(ANSWERED, keep=True)
+    assert admission.serving()
+    assert admission.in_flight == 1
+    permit.release()
+
+
+def test_only_a_429_may_go_back_to_its_place_in_the_queue() -> None:
+    admission, clock = gate(adaptive=True)
+    admission.call(30.0).enter(clock.sleep).done(ANSWERED)  # the gateway serves the pool
+    call = admission.call(30.0)
+    call.enter(clock.sleep).done(Outcome("other"))
+    server_error = Failure(KimiError("internal error", status_code=500))
+    assert not call.requeues(server_error)  # it spends a retry
+    assert call.requeues(_throttled(1.0))
+
+
+def test_the_next_head_is_woken_to_wait_for_the_pool_to_grow() -> None:
+    # The second in line waits to be woken (up to its pool timeout); when the head gives up, it
+    # becomes the head and must look again when the pool may grow, not at its timeout.
+    admission, clock = gate(adaptive=True, max_capacity=2)
+    holder = admission.call(30.0).enter(clock.sleep)
+    first, second = _Waiter(1, None), _Waiter(2, None)
+    first_turns = admission.call(30.0)._turns(first)
+    second_turns = admission.call(30.0)._turns(second)
+    assert next(first_turns) == _Wait(1.0, timed=False)  # SLOW_ANSWER away
+    assert next(second_turns) == _Wait(30.0, timed=False)
+    first_turns.close()
+    assert second.event is not None
+    assert second.event.is_set()
+    assert next(second_turns) == _Wait(1.0, timed=False)
+    second_turns.close()
+    holder.release()
+
+
+def test_a_cold_pool_spreads_a_burst_beyond_the_first_window() -> None:
+    # Inert pacer: the slow start spaces the sends beyond its first START, FIRST_HORIZON / START.
+    admission, clock = gate(capacity=100, adaptive=True)
+    permits = [admission.call(30.0).enter(clock.sleep) for _ in range(START + 2)]
+    assert clock.sleeps == [pytest.approx(FIRST_HORIZON / START)]
+    for permit in permits:
+        permit.release()
+
+
+def test_the_pool_grows_from_the_mean_age_of_the_requests_still_in_flight() -> None:
+    admission, clock = gate(capacity=2, max_capacity=4)
+    admission.call(30.0).enter(clock.sleep).release()  # the pool empties once
+    old, gone = (admission.call(30.0).enter(clock.sleep) for _ in range(2))
+    clock.now += 0.5
+    gone.release()
+    young = admission.call(30.0).enter(clock.sleep)
+    turns = admission.call(30.0)._turns(_Waiter(9, None))
+    # In flight: one out 0.5 s, one just sent: 0.25 s on average, SLOW_ANSWER (1 s) in 0.75 s.
+    assert next(turns) == _Wait(0.75, timed=False)
+    turns.close()
+    old.release()
+    young.release()
+
+
+@pytest.mark.parametrize(
+    ("outcome", "sleeps"),
+    [
+        (Outcome("throttled", 0.0), [DEFAULT_COOL_DOWN]),  # "retry now" is still a 429
+        (Outcome("throttled", 0.75), [0.75]),
+        (Outcome("overloaded", 0.0), []),
+    ],
+)
+def test_the_cool_down_after_a_refusal_without_pacing(
+    outcome: Outcome, sleeps: list[float]
+) -> None:
+    admission, clock = gate()
+    admission.call(30.0).enter(clock.sleep).done(outcome)
+    admission.call(30.0).enter(clock.sleep).release()
+    assert clock.sleeps == sleeps
+
+
+@pytest.mark.parametrize("budget", [1.0, None])
+def test_a_paced_turn_exactly_as_far_as_the_pool_timeout_is_waited(budget: float | None) -> None:
+    admission, clock = gate(capacity=8, adaptive=True)
+    permits = [admission.call(30.0).enter(clock.sleep) for _ in range(3)]
+    for permit in permits[:2]:
+        permit.done(Outcome("throttled", 1.0))  # one admitted in the last second: 1 request/s
+    admission.call(budget).enter(clock.sleep).release()
+    assert clock.sleeps == [1.0]
+
+
+def test_an_error_reported_while_the_slot_is_still_held_proves_nothing() -> None:
+    admission, clock = gate(adaptive=True)
+    permit = admission.call(30.0).enter(clock.sleep)
+    permit.done(Outcome("overloaded", 0.0), keep=True)  # reported; its connection still drains
+    clock.now += 1.0
+    assert not admission.serving()
     permit.release()

@@ -160,3 +160,67 @@ def test_an_inert_pool_remembers_only_the_last_second_of_sends() -> None:
         pacer.sent(i / 100)
     assert pacer.rate is None
     assert len(pacer._sends) <= 102
+
+
+def test_an_inert_pacer_never_holds_a_send_back() -> None:
+    pacer = Pacer()
+    assert pacer.delay(0.0) == 0.0
+    pacer.sent(0.0)
+    assert pacer.delay(0.0) == 0.0
+
+
+def test_a_429_arriving_after_pacing_healed_starts_a_new_episode() -> None:
+    # A slow refusal: the request went out at 2.5 while paced at 10/s, its 429 comes back after
+    # HEAL seconds without another 429 or a waiting call. Pacing had switched off meanwhile (nobody
+    # asked): the 429 starts afresh from what the last second got through, not at the old pace.
+    pacer = paced_pacer(10.0)
+    pacer.sent(2.5)
+    pacer.throttled(sent_at=2.5, now=2.0 + HEAL + 1.0)
+    assert pacer.rate == 1.0
+
+
+def test_a_429_of_a_request_sent_at_the_instant_a_step_began_counts_in_that_step() -> None:
+    pacer = paced_pacer(8.0)  # its step starts at 2.0
+    for k in range(4):
+        pacer.sent(2.0 + k / 32)
+    pacer.throttled(sent_at=2.0, now=2.125)
+    pacer.throttled(sent_at=2.0 + 1 / 32, now=2.125)
+    # Two of four admitted in 0.25 s: 0.9 * 2 / 0.25 (three would be 10.8/s).
+    assert pacer.current(2.25) == pytest.approx(MARGIN * 2 / 0.25)
+
+
+def test_a_429_in_the_step_empties_a_full_client_bucket() -> None:
+    # At 40/s the bucket refills to 2.5 sends after an idle spell; a 429 says the gateway's bucket
+    # is empty: the next send waits a full turn, not the burst the client bucket still held.
+    pacer = paced_pacer(40.0)
+    pacer.sent(3.0)
+    pacer.throttled(sent_at=3.0, now=3.0)
+    assert pacer.delay(3.0) == pytest.approx(1 / 40.0)
+
+
+def test_a_slow_step_whose_sends_were_all_refused_halves_the_rate_below_one_per_second() -> None:
+    pacer = paced_pacer(1.0)
+    for k in range(1, 5):
+        pacer.sent(2.0 + k / 32)
+        pacer.throttled(sent_at=2.0 + k / 32, now=2.0 + k / 32)
+    assert pacer.current(2.25) == 0.5  # nothing admitted: half, not a guess of 1/s
+
+
+def test_once_a_throttled_step_measured_the_gateway_clean_steps_add_probe_from_the_start() -> None:
+    pacer = Pacer()
+    for _ in range(10):
+        pacer.sent(0.0)
+    for _ in range(5):
+        pacer.throttled(sent_at=0.0, now=0.0)  # the first wave: 5 of 10 admitted, 5/s
+    assert pacer.rate == 5.0
+    for k in range(1, 5):
+        pacer.sent(k / 16)
+    for k in (1, 2):
+        pacer.throttled(sent_at=k / 16, now=k / 16)
+    # A throttled step: 2 of 4 admitted over 0.25 s, times MARGIN.
+    assert pacer.current(0.25) == pytest.approx(MARGIN * 2 / 0.25)
+    assert pacer.delay(0.25 + 1 / 64) > 0  # a call waits for its turn
+    pacer.sent(0.375)
+    # A clean step in which the pace was used: + PROBE (the rate was measured: no doubling, and
+    # the first raise after a throttled step is PROBE itself).
+    assert pacer.current(0.5) == pytest.approx(MARGIN * 2 / 0.25 + PROBE)

@@ -30,6 +30,7 @@ PROFILES = {
     "20/s, Retry-After: 0": (Profile(20, retry_after="zero", calls=200), TARGET, TARGET),
     "20/s, negative Retry-After": (Profile(20, retry_after="negative", calls=200), TARGET, TARGET),
     "8/s, 0.2-1 s answers": (Profile(8, latency=(0.2, 1.0), calls=80), TARGET, 1.25),
+    "5/s, 0.2-1 s answers": (Profile(5, latency=(0.2, 1.0), calls=60), TARGET, 1.45),
     "100/s, 4-6 s answers, 600 concurrent": (
         Profile(100, latency=(4, 6), calls=2000, concurrency=600),
         TARGET,
@@ -76,6 +77,16 @@ def test_every_gateway_shape_converges_without_a_failed_call(name: str) -> None:
     assert [r.errors for r in results] == [[]] * len(results)
     assert max(r.wall_over_ideal for r in results) <= wall_bound
     assert max(r.requests_per_answer for r in results) <= requests_bound
+
+
+def test_sixteen_processes_sharing_a_key_lose_no_answer() -> None:
+    # Beyond the 2-8: a process that got nothing of the first burst, paced one request at
+    # a time with calls waiting behind it, lost an answer before a paced call counted as crowded.
+    profile = Profile(50, latency=(0.1, 0.5), processes=16, concurrency=16, calls=800)
+    for seed in range(6):
+        result = run(profile, seed)
+        assert result.errors == []
+        assert result.wall_over_ideal <= 1.2  # requests per answer reach 1.41: not bounded here
 
 
 def test_a_limit_that_rises_is_used_within_a_few_seconds() -> None:

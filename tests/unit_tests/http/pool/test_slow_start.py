@@ -111,37 +111,59 @@ def test_a_request_held_past_the_horizon_counts_as_admitted_from_then() -> None:
     assert not start.admitted_recently(FIRST_HORIZON + SERVING_WINDOW)
 
 
-def test_the_first_wave_ends_at_the_first_429_and_starts_again_after_idle() -> None:
+def test_a_pool_is_starting_for_a_serving_window_after_its_first_send_after_idle() -> None:
     start = SlowStart(max_window=4000)
-    assert start.first_wave(0.0)
-    key = send(start, 0.0)
-    start.refused(key, sent_at=0.0, now=0.5)
-    assert start.first_wave(0.5)  # sent up to the instant the first 429 was read
-    assert not start.first_wave(0.5 + 1 / 64)
-    send(start, 1.0)
-    send(start, 1.0 + IDLE + 1)  # a pool that starts from idle sends a new first wave
-    assert start.first_wave(1.0 + IDLE + 1)
+    send(start, 100.0)
+    assert start.starting(100.0 + SERVING_WINDOW - 1 / 64)
+    assert not start.starting(100.0 + SERVING_WINDOW)
+    send(start, 100.0 + IDLE)  # IDLE seconds after the last send is not yet idle
+    assert not start.starting(100.0 + IDLE)
+    send(start, 100.0 + 2 * IDLE + 1)  # more than IDLE: a new start
+    assert start.starting(100.0 + 2 * IDLE + 1)
 
 
 # -- through Admission ---------------------------------------------------------------------------
 
 
-def test_a_lone_call_refused_spends_a_retry_a_crowded_first_wave_does_not() -> None:
+def test_a_lone_call_refused_spends_a_retry_a_starting_crowded_pool_does_not() -> None:
     clock = Clock()
     gate = Admission(8, adaptive=True, clock=clock)
     lone = gate.call(30.0)
     permit = lone.enter(clock.sleep)
-    assert not permit.crowded
+    assert not permit.crowded  # nothing else in flight, nobody waiting
     permit.done(Outcome("throttled", 0.0))
     assert not gate.lost_turn(permit)
 
     clock.now += IDLE + 1
-    calls = [gate.call(30.0) for _ in range(3)]
-    permits = [call.enter(clock.sleep) for call in calls]
+    permits = [gate.call(30.0).enter(clock.sleep) for _ in range(3)]
     assert [p.crowded for p in permits] == [False, True, True]
     for p in permits:
         p.done(Outcome("throttled", 0.0))
-    assert gate.lost_turn(permits[1])  # sent with others before the pool read a 429
+    assert gate.lost_turn(permits[1])  # sent with others while the pool was starting
+    clock.now += SERVING_WINDOW
+    later = [gate.call(30.0).enter(clock.sleep) for _ in range(2)]
+    for p in later:
+        p.done(Outcome("throttled", 0.0))
+    assert later[1].crowded
+    assert not gate.lost_turn(later[1])  # nothing admitted since the start: the gateway refuses
+
+
+def test_a_call_sent_with_others_waiting_behind_it_is_crowded() -> None:
+    # Pacing sends one request at a time: none other in flight, but calls wait behind it (the
+    # starving process of 16 sharing a key lost answers when only in-flight requests counted).
+    clock = Clock()
+    gate = Admission(1, adaptive=True, clock=clock)
+    holder = gate.call(30.0).enter(clock.sleep)
+    second, third = gate.call(30.0), gate.call(30.0)
+    turns = [call._turns(_Waiter(call._ticket, None)) for call in (second, third)]
+    for waiting in turns:
+        assert not next(waiting).timed  # queued for the slot
+    holder.release()
+    with pytest.raises(StopIteration) as granted:
+        next(turns[0])
+    assert granted.value.value.crowded
+    turns[1].close()
+    granted.value.value.release()
 
 
 def test_a_429_while_the_gateway_answers_the_pool_is_a_lost_turn() -> None:
@@ -175,3 +197,44 @@ def test_a_full_pool_of_slow_answers_grows_before_the_first_answer_returns() -> 
     for permit in held:
         permit.release()
 
+
+# -- edges a mutation run (issue 19 item 5) showed unpinned ---------------------------------------
+
+
+def test_a_pool_busy_within_idle_does_not_start_again() -> None:
+    # Times far from 0 (a pool in its thousandth second): only the gap between sends counts.
+    start = SlowStart(max_window=4000)
+    start.refused(send(start, 1000.0), sent_at=1000.0, now=1000.5)
+    send(start, 1000.0 + SERVING_WINDOW)
+    assert not start.starting(1000.0 + SERVING_WINDOW)
+    send(start, 1000.0 + SERVING_WINDOW + IDLE)  # a gap of exactly IDLE is not yet idle
+    assert not start.starting(1000.0 + SERVING_WINDOW + IDLE)
+    send(start, 1000.0 + SERVING_WINDOW + 2 * IDLE + 1 / 64)  # a gap just over IDLE is
+    assert start.starting(1000.0 + SERVING_WINDOW + 2 * IDLE + 1 / 64)
+
+
+def test_a_refused_request_is_never_later_proven_admitted_by_age() -> None:
+    start = SlowStart(max_window=4000, window=20)
+    key = send(start, 0.0)
+    start.refused(key, sent_at=0.0, now=0.0)
+    assert start.unproven == 0
+    start.delay(1.0)  # long past the horizon
+    assert start.window == 10  # halved, and not widened again
+    assert not start.admitted_recently(1.0)
+
+
+def test_an_answer_for_a_request_proven_by_age_does_not_widen_the_window_again() -> None:
+    start = SlowStart(max_window=4000)
+    key = send(start, 0.0)
+    start.delay(FIRST_HORIZON)  # proven by age: START + 1
+    assert start.window == START + 1
+    start.answered(key, 1.0)
+    start.answered(object(), 1.0)  # a request it never counted as unproven
+    assert start.window == START + 1
+
+
+def test_a_429_halves_an_odd_window_to_a_whole_number_of_requests() -> None:
+    start = SlowStart(max_window=4000, window=65)
+    start.refused(send(start, 0.0), sent_at=0.0, now=0.125)
+    assert start.window == 32
+    assert isinstance(start.window, int)
