@@ -8,7 +8,8 @@ pool each, as Dask or gunicorn workers behind one key). Per run: wall time / ide
 calls beyond the burst / rate + one mean answer, as the issue measures), requests per answer (the
 gateway's count: the rest were 429s) and failed calls. Reported as the median and the spread
 (min-max) over the runs. The `throughput` cells send 4 x concurrency calls to an unlimited gateway
-answering at once: calls per second at 100, 500 and 2,000 concurrent `ainvoke`.
+answering at once: calls per second at 100, 500 and 2,000 concurrent `ainvoke`, and the client
+processes' CPU per call (`time.process_time()` around the `abatch`).
 
     python -m benchmarks.rates [--quick] [--out DIR]
 
@@ -157,6 +158,7 @@ def _one_run(name: str, port: int, cell: Cell) -> dict[str, Any]:
         "calls_per_s": round(answers / wall, 1),
         "requests_per_answer": round(stats["requests"] / answers, 3) if answers else None,
         "failed": failed,
+        "cpu_ms_per_call": round(sum(o.get("cpu_s", 0.0) for o in outcomes) * 1000 / cell.calls, 2),
         "first_failure": next((o.get("first_failure") for o in outcomes if o.get("failed")), None),
     }
 
@@ -191,6 +193,7 @@ def run_cell(cell: Cell, runs: dict[str, int]) -> dict[str, Any]:
                 "requests_per_answer": _spread([r.get("requests_per_answer") for r in rows]),
                 "failed": _spread([r.get("failed") for r in rows]),
                 "calls_per_s": _spread([r.get("calls_per_s") for r in rows]),
+                "cpu_ms_per_call": _spread([r.get("cpu_ms_per_call") for r in rows]),
             }
             _log(f"{cell.name} / {name}: {results['clients'][name]['wall_vs_ideal']}")
     return results
@@ -223,14 +226,15 @@ def markdown(results: dict[str, Any]) -> str:
             )
     out += [
         "",
-        "| concurrent `ainvoke`, unlimited gateway | client | runs | calls / s |",
-        "|---|---|---:|---|",
+        "| concurrent `ainvoke`, unlimited gateway | client | runs | calls / s | CPU ms / call |",
+        "|---|---|---:|---|---|",
     ]
     for cell in results["throughput"]:
         for name, row in cell["clients"].items():
+            cpu = row.get("cpu_ms_per_call", {"median": None})
             out.append(
                 f"| {cell['cell']['concurrency']:,} | {name} | {len(row['runs'])} | "
-                f"{_range(row['calls_per_s'], 0)} |"
+                f"{_range(row['calls_per_s'], 0)} | {_range(cpu)} |"
             )
     return "\n".join(out) + "\n"
 
@@ -259,12 +263,14 @@ async def _worker(name: str, port: int, calls: int, concurrency: int) -> dict[st
     print("READY", flush=True)
     if sys.stdin.readline().strip() != "GO":
         return {"failed": calls, "first_failure": "no GO"}
+    cpu = time.process_time()
     results = await model.abatch(
         [PROMPT] * calls, {"max_concurrency": concurrency}, return_exceptions=True
     )
+    cpu = time.process_time() - cpu
     failures = [r for r in results if isinstance(r, BaseException)]
     first = f"{type(failures[0]).__name__}: {failures[0]}"[:200] if failures else None
-    return {"failed": len(failures), "first_failure": first}
+    return {"failed": len(failures), "first_failure": first, "cpu_s": cpu}
 
 
 def main(argv: list[str] | None = None) -> None:

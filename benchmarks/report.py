@@ -278,6 +278,11 @@ def markdown(results: dict[str, Any], image: str) -> str:
         "Client CPU is `time.process_time()` of the benchmark process (the server's CPU is not "
         "in it). Medians over repeated runs; clients interleaved within each run.",
         "",
+        "This page measures speed. How ChatKimi, ChatOpenAI and ChatAnthropic behave on ten real "
+        "tasks\n(agents, streams, structured output, persisted history, callbacks, a protocol "
+        "switch ...) is on\nthe migration page: [Measured beside the peers]"
+        "(migrating.md#measured-beside-the-peers).",
+        "",
         "Reproduce (about 5-8 minutes on 2 cores; `--quick` for fewer repetitions):",
         "",
         "```bash",

@@ -42,14 +42,16 @@ from langchain_kimi._http.pool.drains import Drains
 from langchain_kimi._http.pool.spread import ASpread, Spread
 
 CAPACITY = 200
-"""Connections per httpcore pool, and requests in flight per pool to start with (the FIFO queue
-holds the rest, so httpcore's own queue, which it rescans against every connection on each pool
-event, stays empty). Measured on loopback (docs/benchmarks.md): 1,000 connections, or more
-keep-alive connections, made bursts slower: httpcore's idle-connection check is quadratic in the
-connections it keeps. Slow answers grow the in-flight limit by another pool of this size
-(`spread.Spread`), up to `MAX_IN_FLIGHT`."""
+"""Requests in flight per shared pool to start with (the FIFO queue of `Admission` holds the rest,
+so httpcore's own queue, which it rescans against every connection on each pool event, stays
+empty). Slow answers grow it by this much at a time, up to `MAX_IN_FLIGHT`."""
 MAX_IN_FLIGHT = 4_000
-_KEEPALIVE = 50
+CONNECTIONS_PER_POOL = 2
+"""Connections per httpcore pool behind the clients (`spread.Spread` opens as many such pools as the
+requests in flight need): httpcore's cost per request grows with the connections of its pool, so
+they stay few. Measured on loopback, client CPU per `ainvoke` at 100 concurrent: 6.2 ms with one
+200-connection pool, 2.9 ms with pools of 16, 2.1 ms of 8, 1.4-1.5 ms of 4 or 2, 1.2 ms of 1; at 500
+and 2,000 concurrent, 1.5-1.8 ms for 1, 2 and 4 (docs/benchmarks.md, "Many connections")."""
 IDLE_SECONDS = 30.0
 """How long a pool whose models are all gone (collected without `close`), or the client of an
 event loop that is not running, stays open for the next use. One model per tenant key or one event
@@ -146,7 +148,7 @@ class SharedPool:
         with self._lock:
             if self._client is None:
                 self._client = httpx.Client(
-                    timeout=DEFAULT_TIMEOUT, transport=Spread(CAPACITY, _KEEPALIVE, _tls_context())
+                    timeout=DEFAULT_TIMEOUT, transport=Spread(CONNECTIONS_PER_POOL, _tls_context())
                 )
             return self._client
 
@@ -161,7 +163,7 @@ class SharedPool:
                 return entry.client
             self._forget_gone_loops_locked()
             client = httpx.AsyncClient(
-                timeout=DEFAULT_TIMEOUT, transport=ASpread(CAPACITY, _KEEPALIVE, _tls_context())
+                timeout=DEFAULT_TIMEOUT, transport=ASpread(CONNECTIONS_PER_POOL, _tls_context())
             )
             entry = self._async_clients[loop] = _LoopClient(client, _close_at_loop_shutdown(client))
         await anext(entry.closer)  # runs up to its `yield` without suspending: nothing interleaves

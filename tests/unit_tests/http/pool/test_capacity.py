@@ -4,10 +4,12 @@ hold every slot, each growth another small connection pool (`spread`), never one
 from __future__ import annotations
 
 import asyncio
+import time
 
 import httpx
 import pytest
 
+from langchain_kimi._http.pool import shared
 from langchain_kimi._http.pool.admission import ANSWERED, SLOW_ANSWER, Admission, Permit
 from langchain_kimi._http.pool.spread import ASpread, Spread
 from tests.support.loopback import LoopbackServer, QuietHandler, running
@@ -80,7 +82,7 @@ class Slow(QuietHandler):
 
 def test_spread_opens_another_small_pool_only_when_all_are_full() -> None:
     with running(LoopbackServer(Slow)) as server:
-        spread = Spread(per_pool=2, keepalive=2)
+        spread = Spread(per_pool=2)
         with httpx.Client(transport=spread) as client:
             streams = [client.stream("POST", server.url, content=b"x") for _ in range(5)]
             opened = [stream.__enter__() for stream in streams]
@@ -95,7 +97,7 @@ def test_spread_opens_another_small_pool_only_when_all_are_full() -> None:
 
 async def test_async_spread_does_the_same() -> None:
     with running(LoopbackServer(Slow)) as server:
-        spread = ASpread(per_pool=2, keepalive=2)
+        spread = ASpread(per_pool=2)
         async with httpx.AsyncClient(transport=spread) as client:
             replies = await asyncio.gather(
                 *(client.post(server.url, content=b"x") for _ in range(6))
@@ -105,3 +107,66 @@ async def test_async_spread_does_the_same() -> None:
             for _ in range(4):
                 assert (await client.post(server.url, content=b"x")).status_code == 200
             assert spread.pools <= 3
+
+
+class Counting(Slow):
+    """`Slow`, counting the connections it accepts (one handler per connection)."""
+
+    connections = 0
+
+    def setup(self) -> None:
+        type(self).connections += 1
+        super().setup()
+
+
+def _pool_client() -> httpx.Client:
+    key = shared.PoolKey(
+        bases=("http://127.0.0.1",),
+        key_digest=shared.PoolKey.digest("sk-spread-test"),
+        adaptive=True,
+        clock=time.monotonic,
+        http_client=None,
+        http_async_client=None,
+    )
+    return shared.SharedPool(key).sync_client()
+
+
+def _hold(client: httpx.Client, url: str, n: int) -> list[httpx.Response]:
+    """`n` responses held open at once (each keeps its connection busy)."""
+    return [
+        client.send(client.build_request("POST", url, content=b"x"), stream=True) for _ in range(n)
+    ]
+
+
+def _connections_per_pool(client: httpx.Client) -> list[int]:
+    spread = client._transport
+    assert isinstance(spread, Spread)
+    return [len(pool._pool.connections) for pool in spread._places.pools]
+
+
+def test_a_pools_requests_meet_a_few_connections_each_not_all_of_them() -> None:
+    """httpcore scans every connection of a pool on each request: 60 requests in flight are spread
+    over small httpcore pools, none holding more than `CONNECTIONS_PER_POOL` connections."""
+    with running(LoopbackServer(Slow)) as server, _pool_client() as client:
+        held = _hold(client, server.url, 60)
+        sizes = _connections_per_pool(client)
+        assert sum(sizes) == 60
+        assert max(sizes) <= shared.CONNECTIONS_PER_POOL < 60
+        for response in held:
+            response.read()
+            response.close()
+
+
+def test_connections_stay_alive_for_the_next_burst() -> None:
+    """Every connection of a burst is kept for the next one: httpcore counts all of a pool's
+    connections, idle or not, against its keep-alive limit, so a limit below the pool's size
+    closes connections as soon as they are idle (the second burst would reconnect)."""
+    Counting.connections = 0
+    with running(LoopbackServer(Counting)) as server, _pool_client() as client:
+        for _ in range(2):
+            held = _hold(client, server.url, 60)
+            for response in held:
+                assert response.read() == b'{"ok": true}'
+                response.close()
+        assert Counting.connections == 60  # the second burst reused the first one's
+        assert sum(_connections_per_pool(client)) == 60

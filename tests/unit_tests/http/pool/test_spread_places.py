@@ -50,7 +50,7 @@ def spread(
         made.append(_Pool(handler))
         return made[-1]
 
-    transport = kind(per_pool=1, keepalive=1)
+    transport = kind(per_pool=1)
     transport._places._make = make  # type: ignore[assignment]  # mock pools in place of httpx ones
     return transport, made
 
@@ -114,3 +114,20 @@ async def test_closing_the_async_spread_closes_every_pool() -> None:
     assert [pool.closed for pool in made] == [True, True]
     for response in held:
         await response.stream.aclose()
+
+
+def test_a_request_goes_to_the_lowest_pool_with_room() -> None:
+    """First fit: the busiest pools are the lowest, the others empty out and their connections
+    idle (whatever the order places are freed in)."""
+    transport, _ = spread(Spread)
+    held = [transport.handle_request(httpx.Request("POST", URL)) for _ in range(4)]
+    held[2].stream.close()
+    held[0].stream.close()
+    again = [transport.handle_request(httpx.Request("POST", URL)) for _ in range(3)]
+    assert transport._places.busy == [1, 1, 1, 1, 1]
+    assert transport.pools == 5  # pools 0 and 2 took the first two, a new one the third
+    for response in [held[1], held[3], *again]:
+        response.stream.close()
+    assert transport._places.busy == [0] * 5
+    transport.handle_request(httpx.Request("POST", URL))
+    assert transport._places.busy == [1, 0, 0, 0, 0]
