@@ -10,7 +10,7 @@ event loops through one lock:
   wait here in the order they first arrived: a call sent again after a 429 keeps its place.
   **Capacity follows slow answers**: while calls wait for a slot and the requests in flight (or
   the slots released lately) have been out `SLOW_ANSWER` seconds or more on average, it grows by
-  `capacity_step` (another connection pool of that size, `spread`), up to `max_capacity`: a
+  `capacity_step`, up to `max_capacity` (`spread` opens small connection pools as they fill): a
   gateway admitting 20 calls/s of 60 s answers needs 1,200 in flight.
 - **Pacing** (on unless `adaptive_concurrency=False`): until the first 429 the `slow_start`
   spreads the sends of requests the gateway could still refuse; from the first 429 on, the head
