@@ -31,7 +31,6 @@ import math
 import random
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any
 
 from langchain_kimi._errors import KimiError, KimiRateLimitError
 from langchain_kimi._http.pool.admission import (
@@ -282,13 +281,3 @@ def run(profile: Profile, seed: int = 0) -> Result:
         end=sim.end,
         errors=sim.errors,
     )
-
-
-def describe(profile: Profile, seeds: range = range(3)) -> str:
-    """One line per seed, for looking at a profile by hand."""
-    rows: list[Any] = []
-    for seed in seeds:
-        r = run(profile, seed)
-        rows.append(f"seed {seed}: {r.wall_over_ideal:.2f}x ideal, {r.requests_per_answer:.3f} "
-                    f"req/answer, {r.failed} failed {r.errors[:1]}")
-    return "\n".join(rows)
