@@ -225,8 +225,8 @@ class Admission:
     def _dispatch(self) -> tuple[list[_Waiter], _Wait | None]:
         """Grant the head of the queue while it may go. Returns the waiters granted (and the
         new head, whose wait changed), and the head's wait (None: it waits for a slot): a timed
-        sleep for a paced turn or a cool-down; a wake, or at most the seconds until the oldest
-        unproven request is proven, for the slow-start window."""
+        sleep for a paced turn, the slow start's spacing or a cool-down; a wake, or at most the
+        seconds until the full pool's answers count as slow (it may grow then)."""
         woken: list[_Waiter] = []
         now = self.clock()
         if self._queue and self._in_flight >= self.capacity:
@@ -285,10 +285,8 @@ class Admission:
                 waiter.queued = False
             if waiter.granted:
                 waiter.granted = False
-                self._in_flight -= 1
                 assert waiter.permit is not None
-                self._sent_sum -= waiter.permit.sent_at
-                self._start.ended(waiter.permit)
+                self._free(waiter.permit)
             woken, _ = self._dispatch()
         self._wake(woken)
 
@@ -298,12 +296,17 @@ class Admission:
             if outcome is not None:
                 self._learn(permit, outcome, now)
             if release:
-                self._in_flight -= 1
-                self._sent_sum = self._sent_sum - permit.sent_at if self._in_flight else 0.0
+                self._free(permit)
                 self._hold += _HOLD_WEIGHT * (now - permit.sent_at - self._hold)
-                self._start.ended(permit)
             woken, _ = self._dispatch()
         self._wake(woken)
+
+    def _free(self, permit: Permit) -> None:
+        """A granted slot is given back (the response is done, or the call gave up)."""
+        self._in_flight -= 1
+        # Summed send times drift with rounding: an empty pool starts the sum afresh.
+        self._sent_sum = self._sent_sum - permit.sent_at if self._in_flight else 0.0
+        self._start.ended(permit)  # nothing, unless it was still unproven
 
     def _learn(self, permit: Permit, outcome: Outcome, now: float) -> None:
         if outcome.kind == "answered":

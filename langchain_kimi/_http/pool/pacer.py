@@ -38,9 +38,9 @@ STEP_SENDS = 4
 """Fewest sends a step measures (a slow rate gets longer steps), unless `LONGEST_STEP` passes."""
 LONGEST_STEP = 2.0
 MARGIN = 0.9
+"""The rate after a throttled step, as a share of what the gateway admitted during it."""
 MIN_CUT = 0.5
 """The least share of its rate a throttled step keeps."""
-"""The rate after a throttled step, as a share of what the gateway admitted during it."""
 PROBE = 1.0
 """Requests per second the first clean step adds; each further clean step adds twice the last."""
 MAX_PROBE = 1.0
@@ -70,8 +70,8 @@ class Pacer:
     _last_throttled: float = field(default=float("-inf"), repr=False)
     _waited_until: float = field(default=float("-inf"), repr=False)  # end of the last wait
     _known: float = field(default=0.0, repr=False)  # the last rate a throttled step measured
-    _first_step: bool = field(default=False, repr=False)
-    _measured: bool = field(default=False, repr=False)  # the step the first wave started
+    _first_step: bool = field(default=False, repr=False)  # the step the first wave started
+    _measured: bool = field(default=False, repr=False)  # a throttled step measured the gateway
     _sends: deque[float] = field(default_factory=deque, repr=False)  # the last second's sends
     _refused: deque[float] = field(default_factory=deque, repr=False)  # their 429s' send times
 
@@ -148,10 +148,9 @@ class Pacer:
             return  # too few sends to measure what the gateway admits: measure longer
         if self._step_throttled:
             admitted = self._step_sent - self._step_throttled
-            # Nothing admitted (a few sends, all refused): halve, rather than guess from zero.
-            measured = MARGIN * admitted / span if admitted else 0.0
+            measured = MARGIN * admitted / span
             # A pool sharing the key with others measures its share, and a small share is a
-            # few sends: one step never cuts the rate by more than half.
+            # few sends (or none admitted): one step never cuts the rate by more than half.
             self.rate = max(MIN_RATE, measured, self.rate * MIN_CUT)
             self._known = self.rate
             self._measured = True

@@ -8,14 +8,16 @@ window the pacer learnt the limit only from the first 429 it read, and an event 
 granted request before it reads one: 200 calls started together were 200 requests in the
 gateway's bucket before the first 429 was seen, 150 of them refused.
 
-- At most `window` requests are unproven at once. It starts at `START` and grows by one for every
-  request proven admitted, so it doubles every `horizon` while the gateway admits everything
-  (TCP's slow start, with "admitted" as the acknowledgement): 2,000 calls started together on a
-  gateway without a limit are all out within about `log2(2000 / START)` horizons, and a limited
-  gateway has refused at most about twice what it admitted in the last horizon when the first 429
-  arrives and the pacer takes over.
-- A 429 halves the window (never below `START`): the pacer paces from then on, and the window only
-  keeps a burst of the pacer's turns from outrunning the refusals again.
+- At most `window` requests go out per `horizon`, spread evenly (a burst of `START` allowed; one
+  call after another, each answered before the next, never waits). The window starts at `START`
+  and grows by one for every request proven admitted, so it doubles every `horizon` while the
+  gateway admits everything (TCP's slow start, with "admitted" as the acknowledgement): 2,000
+  calls started together on a gateway without a limit are all out within about
+  `log2(2000 / START)` horizons, and a limited gateway has refused about what one spacing sends
+  in a refusal's round trip when the first 429 arrives and the pacer takes over.
+- A 429 halves the window (never below `START`). From then on the pacer paces (`admission` asks
+  the slow start only while the pacer is inert); the window is what a pool that healed starts
+  from.
 - `horizon` is how long a refusal can take: `FIRST_HORIZON` until a 429 has been seen, then twice
   the slowest refusal seen (at least `MIN_HORIZON`): a loopback gateway refuses in a millisecond,
   one across an ocean in a few hundred.
@@ -44,7 +46,7 @@ IDLE = 3 * SERVING_WINDOW
 
 @dataclass
 class SlowStart:
-    """The unproven requests of one pool and the window that bounds them."""
+    """The unproven requests of one pool, and the window that spaces its sends."""
 
     max_window: int
     window: int = START
