@@ -59,6 +59,7 @@ class Profile:
     refusal: tuple[float, float] = (0.001, 0.003)  # how long a 429 takes to come back
     send_cost: float = 0.0004
     limit_after: tuple[float, float] | None = None  # (time, new rate): the limit moves
+    fixed_window: bool = False  # `rate` per whole second (a counter reset each second), no bucket
     pool_timeout: float | None = 900.0  # the shipped httpx.Timeout.pool
     capacity: int = CAPACITY
 
@@ -229,6 +230,7 @@ class _Simulation:
         self.rate = profile.rate
         self.tokens = max(1.0, profile.rate * profile.burst)
         self.stamp = 0.0
+        self.window_second, self.window_count = -1, 0
         self.requests = self.answers = 0
         self.errors: list[str] = []
         self.end = 0.0
@@ -242,6 +244,8 @@ class _Simulation:
         """0 when the request arriving at `now` is admitted, else seconds to the next token."""
         if self.p.limit_after and now >= self.p.limit_after[0]:
             self.rate = self.p.limit_after[1]
+        if self.p.fixed_window:
+            return self._window_take(now)
         capacity = max(1.0, self.rate * self.p.burst)
         self.tokens = min(capacity, self.tokens + max(0.0, now - self.stamp) * self.rate)
         self.stamp = max(self.stamp, now)
@@ -249,6 +253,15 @@ class _Simulation:
             self.tokens -= 1
             return 0.0
         return (1 - self.tokens) / self.rate
+
+    def _window_take(self, now: float) -> float:
+        second = math.floor(now)
+        if second != self.window_second:
+            self.window_second, self.window_count = second, 0
+        if self.window_count < self.rate:
+            self.window_count += 1
+            return 0.0
+        return second + 1 - now
 
     def run(self, horizon: float) -> None:
         for process in self.processes:
