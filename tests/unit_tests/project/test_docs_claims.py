@@ -15,10 +15,11 @@ import pytest
 from docs import hooks
 from langchain_kimi._request.profiles import all_rows
 from tests.support.fake_gateway import FakeGateway
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, SPEC_DIR
 from tools.live.questions import QUESTIONS
 
 DOCS = ROOT / "docs"
+SPEC_FILES = sorted(SPEC_DIR.glob("*.yaml"))  # 000, 001, 004 as published (Spanish)
 
 
 def _capability_cells(name: str) -> dict[tuple[str, str], str]:
@@ -57,3 +58,113 @@ def test_the_sampling_row_says_what_the_request_carries(row) -> None:
 def test_every_sampling_wording_is_used_by_some_row() -> None:
     cells = set(_capability_cells("temperature / top_p").values())
     assert cells == {hooks.SAMPLING_NOT_SENT, hooks.SAMPLING_FIXED, hooks.SAMPLING_IGNORED}
+
+
+# --- claims marked as assumptions, quotes checked against the documents ----------------------
+
+QUESTION_IDS = {q.id for q in QUESTIONS}
+_ASSUMES = "ChatKimi assumes"
+# `live question `id`` or `live questions `a`, `b``: the ids a marker names.
+_QUESTION_REF = re.compile(r"live questions? ((?:`[\w-]+`(?:,\s*|\s+and\s+)?)+)")
+PAGES = sorted(DOCS.glob("*.md"))
+
+
+def _paragraphs() -> list[tuple[str, str]]:
+    """(where, text) of every paragraph of the pages (a table row is one) and of every
+    docstring of ChatKimi's fields, whitespace collapsed."""
+    found = []
+    for page in PAGES:
+        blocks = re.split(r"\n\s*\n|\n(?=\|)", page.read_text(encoding="utf-8"))
+        found += [(page.name, " ".join(block.split())) for block in blocks]
+    found += [
+        (f"ChatKimi.{name}", " ".join(doc.split()))
+        for name, (_, doc) in hooks._attribute_docs(hooks.ChatKimi).items()
+    ]
+    found.append(("ChatKimi", " ".join((hooks.ChatKimi.__doc__ or "").split())))
+    return found
+
+
+def _named_questions(text: str) -> set[str]:
+    return {
+        name for refs in _QUESTION_REF.findall(text) for name in re.findall(r"`([\w-]+)`", refs)
+    }
+
+
+def test_every_assumption_names_an_existing_live_question() -> None:
+    marked = [(where, text) for where, text in _paragraphs() if _ASSUMES in text]
+    assert len(marked) >= 6
+    for where, text in marked:
+        named = _named_questions(text)
+        assert named, f"{where}: '{_ASSUMES}' without its live question: {text[:120]}"
+        assert named <= QUESTION_IDS, f"{where}: no such live question {named - QUESTION_IDS}"
+
+
+def test_every_named_live_question_exists() -> None:
+    for where, text in _paragraphs():
+        assert _named_questions(text) <= QUESTION_IDS, where
+
+
+# Claims no document makes: where they are made, they are marked, with the question that
+# settles them (issue 30 item 3).
+ASSUMED = [
+    (r"echoing the arguments is what runs a search", "web-search-limit-answer"),
+    (r"rejects a tool-call turn without", "chat-tool-turn-reasoning"),
+    (r"rejects a tool-call turn without", "messages-tool-turn-thinking"),
+    (r"functions\.get_weather:0", "tool-call-ids"),
+    (r"`kimi-k3` writes the cache", "k3-cache-writes"),
+    (r"streams? carr(?:y|ies) (?:its )?usage", "chat-stream-usage"),
+    (r"accepts a schema that is not strict-compatible", "output-format-non-strict"),
+    (r"Where these blocks come", "messages-web-search-blocks"),
+    (r"refuse any other (?:raw dict|form)", "web-search-extra-keys"),
+]
+
+# Stated as facts, overstated, or gone: no page or docstring may say them any more.
+UNSAID = [
+    r"echoing a call's arguments is what runs a search",
+    r"Kimi rejects such turns",
+    r"`encrypted_content`",
+    r"between the thinking and text blocks",
+    r"allows exactly these keys",
+    r"allows nothing else",
+    r"every\s+documented feature",
+    r"the service always sends it",
+    r"usage is always streamed",
+    r"Streaming reports usage without",
+    r"Kimi's own `functions",
+    r"Writes are automatic \(5 minutes",
+]
+
+
+@pytest.mark.parametrize(("claim", "question"), ASSUMED)
+def test_a_claim_no_document_makes_is_marked_with_its_question(claim: str, question: str) -> None:
+    making = [(w, t) for w, t in _paragraphs() if re.search(claim, t)]
+    assert making, f"no page makes the claim {claim!r} any more: drop it from ASSUMED"
+    for where, text in making:
+        assert question in _named_questions(text), f"{where} does not name `{question}`: {text}"
+
+
+@pytest.mark.parametrize("claim", UNSAID)
+def test_an_overstated_claim_is_not_made(claim: str) -> None:
+    making = [where for where, text in _paragraphs() if re.search(claim, text)]
+    assert making == []
+
+
+_SPANISH = set("de la el los las en que se del por sin con una un y es al lo".split())
+_SPEC_TEXT = " ".join(" ".join(p.read_text(encoding="utf-8").split()) for p in SPEC_FILES)
+
+
+def _spanish_quotes() -> list[tuple[str, str]]:
+    quotes = []
+    for where, text in _paragraphs():
+        for quote in re.findall(r'"([^"]{12,}?)"', text):
+            words = re.findall(r"[a-záéíóúñ]+", quote.lower())
+            if sum(word in _SPANISH for word in words) >= 2:
+                quotes.append((where, quote))
+    return quotes
+
+
+def test_every_spanish_quote_is_in_the_published_documents() -> None:
+    quotes = _spanish_quotes()
+    assert len(quotes) >= 12
+    misquoted = [(where, quote) for where, quote in quotes if quote not in _SPEC_TEXT]
+    assert misquoted == []
