@@ -7,14 +7,16 @@ assumes, with the live question (`tools/live/questions.py`) that settles it.
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
+from typing import Any
 
 import pytest
 
 from docs import hooks
 from langchain_kimi._request.profiles import all_rows
-from tests.support.fake_gateway import FakeGateway
+from tests.support.fake_gateway import K31, FakeGateway, minimal_reply
 from tests.support.paths import ROOT, SPEC_DIR
 from tools.live.questions import QUESTIONS
 
@@ -149,7 +151,7 @@ def test_an_overstated_claim_is_not_made(claim: str) -> None:
     assert making == []
 
 
-_SPANISH = set("de la el los las en que se del por sin con una un y es al lo".split())
+_SPANISH = {"de", "la", "el", "los", "las", "en", "que", "se", "del", "por", "sin", "con", "una"}
 _SPEC_TEXT = " ".join(" ".join(p.read_text(encoding="utf-8").split()) for p in SPEC_FILES)
 
 
@@ -168,3 +170,68 @@ def test_every_spanish_quote_is_in_the_published_documents() -> None:
     assert len(quotes) >= 12
     misquoted = [(where, quote) for where, quote in quotes if quote not in _SPEC_TEXT]
     assert misquoted == []
+
+
+# --- what the pages now say, against what the code does --------------------------------------
+
+
+def _page(name: str) -> str:
+    return " ".join((DOCS / name).read_text(encoding="utf-8").split())
+
+
+@pytest.mark.parametrize(("requested", "writes_apart"), [("kimi-k3", False), (K31, True)])
+def test_usage_falls_back_to_the_requested_model_as_the_page_says(
+    requested: str, writes_apart: bool
+) -> None:
+    def reply(body: dict[str, Any], path: str) -> dict[str, Any]:
+        answer = minimal_reply(body, path)
+        del answer["model"]  # the reply names no model: the requested one decides
+        answer["usage"] = {
+            "prompt_tokens": 100,
+            "completion_tokens": 1,
+            "total_tokens": 101,
+            "prompt_tokens_details": {"cached_tokens": 10, "cache_write_tokens": 30},
+        }
+        return answer
+
+    usage = FakeGateway(reply).model("openai", requested).invoke("hi").usage_metadata
+    assert usage is not None
+    assert ("cache_creation" in usage["input_token_details"]) is writes_apart
+    assert "when the reply names no model" in _page("usage.md")
+    assert "the model you requested decides" in _page("usage.md")
+
+
+def test_a_k31_messages_schema_is_sent_as_given_as_the_page_says() -> None:
+    # Not strict-compatible: an optional property, the object left open.
+    schema = {"title": "City", "type": "object", "properties": {"city": {"type": "string"}}}
+    gateway = FakeGateway(
+        lambda body, path: {
+            **minimal_reply(body, path),
+            "content": [{"type": "text", "text": '{"city": "Porto"}'}],
+        }
+    )
+    gateway.model("anthropic").with_structured_output(schema).invoke("A city")
+    assert gateway.body["output_config"]["format"] == {"type": "json_schema", "schema": schema}
+    page = _page("structured-output.md")
+    assert "K3.1 Messages schemas are sent as given" in page
+    assert '"el modelo devuelve JSON que sigue estrictamente el JSON Schema proporcionado"' in page
+
+
+def test_a_chat_stream_without_usage_ends_without_usage_and_without_a_warning() -> None:
+    chunk = {
+        "id": "c1",
+        "model": K31,
+        "choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}],
+    }
+    stream = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n"
+    model = FakeGateway(lambda body, path: stream).model("openai")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        chunks = list(model.stream("hi"))
+    assert [c.usage_metadata for c in chunks if c.usage_metadata] == []
+    for text in (
+        _page("usage.md"),
+        " ".join((hooks._attribute_docs(hooks.ChatKimi)["stream_usage"][1]).split()),
+    ):
+        assert "usage_metadata=None" in text
+        assert "chat-stream-usage" in _named_questions(text)
