@@ -126,6 +126,7 @@ UNSAID = [
     r"Kimi rejects such turns",
     r"`encrypted_content`",
     r"between the thinking and text blocks",
+    r"blocks between the thinking and the answer",
     r"allows exactly these keys",
     r"allows nothing else",
     r"every\s+documented feature",
