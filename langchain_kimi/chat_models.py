@@ -334,7 +334,8 @@ class ChatKimi(BaseChatModel):
         if self.api_key is None or not self.api_key.get_secret_value():
             msg = (
                 "No EvoLink API key: set the EVOLINK_API_KEY environment variable or pass "
-                "ChatKimi(api_key=...)"
+                "ChatKimi(api_key=...). To try ChatKimi without a key (FakeKimiGateway, "
+                "replayed cassettes), see docs/without-a-key.md"
             )
             raise ValueError(msg)
         timeout = self.timeout
