@@ -243,3 +243,47 @@ def test_the_search_index_covers_every_page(site: Path, pages: dict[Path, Page])
         if path.name == "index.html" and path.parent != site / "404":
             location = path.parent.relative_to(site).as_posix()
             assert ("" if location == "." else f"{location}/") in located, location
+
+
+# --- `./dev docs` installs the docs extra only ------------------------------------------------
+
+# Distributions of the other extras the docs build must not need (import names; PyYAML is
+# not among them: mkdocs itself needs it).
+NOT_FOR_DOCS = [
+    "jsonschema", "vcr", "langchain", "langgraph", "langchain_anthropic",
+    "langchain_openai", "langchain_deepseek", "langchain_tests", "matplotlib", "hypothesis",
+    "pytest", "trustme", "httpx_sse", "mypy", "ruff", "dask", "pandas",
+]  # fmt: skip
+
+
+def test_dev_docs_installs_the_package_with_the_docs_extra_only() -> None:
+    script = (ROOT / "dev").read_text(encoding="utf-8")
+    (case,) = re.findall(r"^  docs\)\n(.*?)\n    ;;", script, re.MULTILINE | re.DOTALL)
+    assert re.search(r'ensure_env docs "\$DOCS_STAMP"', case), case
+    assert re.search(r'^DOCS_STAMP="\$VENV/\.installed-\$HASH-docs"$', script, re.MULTILINE)
+    # `./dev test` and `.ci/run` keep the whole environment, the docs extra included.
+    (test_case,) = re.findall(r"^  test\)\n(.*?)\n    ;;", script, re.MULTILINE | re.DOTALL)
+    assert "ensure_env examples,test,lint,docs" in test_case
+
+
+def test_the_docs_hooks_import_nothing_of_the_other_extras() -> None:
+    # What `mkdocs build` imports of ours (the hooks, and through them the package), in a fresh
+    # interpreter where importing any distribution of the other extras fails.
+    program = (
+        "import importlib.abc, sys\n"
+        f"blocked = {NOT_FOR_DOCS!r}\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in blocked:\n"
+        "            raise ImportError(f'{name} is not in the docs extra')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import docs.hooks\n"
+        "assert docs.hooks.capability_table() and docs.hooks.fields_table()\n"
+        "import mkdocs, material, mkdocstrings\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"
