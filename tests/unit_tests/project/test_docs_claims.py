@@ -152,6 +152,27 @@ def test_an_overstated_claim_is_not_made(claim: str) -> None:
     assert making == []
 
 
+# The package's docstrings and comments (where the pages' wording came from) make none of them
+# either; the fake gateway's authored data (`encrypted_content` results) is no claim.
+UNSAID_IN_CODE = [
+    r"arguments is what runs a search",
+    r"Kimi rejects",
+    r"allows exactly these keys",
+    r"every\s+documented feature",
+    r"the service always sends it",
+]
+
+
+@pytest.mark.parametrize("claim", UNSAID_IN_CODE)
+def test_no_docstring_or_comment_of_the_package_makes_an_overstated_claim(claim: str) -> None:
+    making = [
+        path.relative_to(ROOT).as_posix()
+        for path in sorted((ROOT / "langchain_kimi").rglob("*.py"))
+        if re.search(claim, " ".join(path.read_text(encoding="utf-8").split()))
+    ]
+    assert making == []
+
+
 _SPANISH = {"de", "la", "el", "los", "las", "en", "que", "se", "del", "por", "sin", "con", "una"}
 _SPEC_TEXT = " ".join(" ".join(p.read_text(encoding="utf-8").split()) for p in SPEC_FILES)
 
