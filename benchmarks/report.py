@@ -286,8 +286,9 @@ def markdown(results: dict[str, Any], image: str) -> str:
         "Reproduce (about 5-8 minutes on 2 cores; `--quick` for fewer repetitions):",
         "",
         "```bash",
-        "pip install -e '.[bench]'   # or: pip install matplotlib langchain-anthropic "
-        "langchain-openai langchain-deepseek",
+        "pip install -e '.[bench]'",
+        "# or: pip install matplotlib langchain-anthropic langchain-openai \\",
+        "#     langchain-deepseek",
         COMMAND,
         "```",
         "",
@@ -306,7 +307,8 @@ def markdown(results: dict[str, Any], image: str) -> str:
         out.append(
             f"| {target['what']} | {_fmt(target['ratio'])} | {_fmt(target['limit'])} | {verdict} |"
         )
-    out += ["", f"![benchmark chart]({image})", ""]
+    # The chart is wider than the page's text column, which shrinks it: a click shows it whole.
+    out += ["", f"[![benchmark chart (click for full size)]({image})]({image})", ""]
     out += ["## Client CPU per `invoke` (~1 KB JSON reply with reasoning)", ""]
     out += [
         "`floor-*`: a do-nothing `BaseChatModel` returning a pre-built reply (LangChain's "

@@ -38,6 +38,21 @@ def _flag(value: bool) -> str:
     return _YES if value else _NO
 
 
+SAMPLING_NOT_SENT = "not sent"
+SAMPLING_FIXED = "sent; must be 1 / 0.95 (refused before sending otherwise)"
+SAMPLING_IGNORED = "sent; ignored by the service (004)"
+
+
+def sampling_cell(caps: Capabilities) -> str:
+    """What happens to `temperature` / `top_p` on a row, as the code decides it: only the Chat
+    Completions document (004) names the fields; K3.1 "lo ignoran automáticamente" (ignores
+    them), `kimi-k3` "devuelve un error para valores no admitidos" (errors on other values).
+    The Messages documents (000, 001) have no such fields, so nothing is sent there."""
+    if not caps.sampling_on_wire:
+        return SAMPLING_NOT_SENT
+    return SAMPLING_FIXED if caps.fixed_sampling else SAMPLING_IGNORED
+
+
 def capability_table() -> str:
     rows = all_rows()
     columns: list[tuple[str, Any]] = [
@@ -57,8 +72,7 @@ def capability_table() -> str:
         ("JSON mode", lambda c: _flag(c.json_mode)),
         ("tool_choice forms", lambda c: ", ".join(sorted(c.tool_choice_forms))),
         ("system as blocks", lambda c: _flag(c.system_blocks)),
-        ("temperature / top_p", lambda c: "must be 1 / 0.95" if c.fixed_sampling
-         else "ignored by the service"),
+        ("temperature / top_p", sampling_cell),
     ]
     header = "| | " + " | ".join(f"`{r.model}`<br>{r.protocol}" for r in rows) + " |"
     rule = "|---" * (len(rows) + 1) + "|"

@@ -70,10 +70,10 @@ class ChatKimi(BaseChatModel):
     """Kimi K3.1 Pro / K3.1 Pro Highspeed / K3 through the EvoLink gateway.
 
     One model, both gateway protocols: `protocol="openai"` (Chat Completions, the default — the
-    only protocol offering every documented feature on all three models) or
-    `protocol="anthropic"` (Messages). Reasoning is always on and always preserved: the full text
-    in `additional_kwargs["reasoning_content"]`, and on the anthropic protocol the signed thinking
-    blocks, replayed unchanged in later turns.
+    same features on all three models) or `protocol="anthropic"` (Messages: signed thinking,
+    native stop sequences and server search blocks are only there). Reasoning is always on and
+    always preserved: the full text in `additional_kwargs["reasoning_content"]`, and on the
+    anthropic protocol the signed thinking blocks, replayed unchanged in later turns.
 
     Example:
         ```python
@@ -140,8 +140,10 @@ class ChatKimi(BaseChatModel):
     """Like `model_kwargs` (the name ChatOpenAI and ChatDeepSeek users know): merged into every
     request body after `model_kwargs`; a call's own `extra_body=` is merged after both."""
     stream_usage: bool = True
-    """Token usage arrives on one chunk of every stream (the service always sends it); `False`
-    leaves it off the chunks. Per call: `stream(..., stream_usage=False)`."""
+    """Token usage goes on the last chunk of a stream, when the stream carries it; `False` leaves
+    it off the chunks. Per call: `stream(..., stream_usage=False)`. ChatKimi assumes Chat
+    Completions streams carry usage: 004 names no `stream_options` and does not say they do (live
+    question `chat-stream-usage`); a stream without it gives `usage_metadata=None`, no warning."""
     streaming: bool = False
     """Stream internally even for `invoke` (LangChain's standard `streaming` flag)."""
     adaptive_concurrency: bool = True
@@ -332,7 +334,8 @@ class ChatKimi(BaseChatModel):
         if self.api_key is None or not self.api_key.get_secret_value():
             msg = (
                 "No EvoLink API key: set the EVOLINK_API_KEY environment variable or pass "
-                "ChatKimi(api_key=...)"
+                "ChatKimi(api_key=...). To try ChatKimi without a key (FakeKimiGateway, "
+                "replayed cassettes), see docs/without-a-key.md"
             )
             raise ValueError(msg)
         timeout = self.timeout

@@ -493,6 +493,103 @@ def tools_omit_history_tools(probe: Probe, exchanges: Sequence[Exchange]) -> str
     return "; ".join(outcomes)
 
 
+def _search_request(**tool_keys: Any) -> dict[str, Any]:
+    """The authored K3.1 Messages web-search request, not streamed, its tool given `tool_keys`."""
+    body = {**authored_request("web_search/anthropic_search.yaml"), "stream": False}
+    body["tools"] = [{**tool, **tool_keys} for tool in body["tools"]]
+    return body
+
+
+def messages_web_search_blocks(probe: Probe, exchanges: Sequence[Exchange]) -> str:
+    """K3.1 Messages web search: the reply's block types in order, and the keys of the result
+    items (000's `WebSearchResultBlock.content` is a list of open objects it does not describe:
+    whether they carry `url`, `title`, `encrypted_content` is not documented)."""
+    exchange = probe.post("anthropic", _search_request())
+    reply = _body(exchange)
+    if exchange.status != 200 or not isinstance(reply, dict):
+        return _outcome(exchange)
+    blocks = [b for b in reply.get("content") or [] if isinstance(b, dict)]
+    order = " ".join(str(b.get("type")) for b in blocks)
+    keys = sorted(
+        {
+            key
+            for b in blocks
+            if b.get("type") == "web_search_tool_result" and isinstance(b.get("content"), list)
+            for item in b["content"]
+            if isinstance(item, dict)
+            for key in item
+        }
+    )
+    return f"blocks: {order}; result item keys: {', '.join(keys) or '(none)'}"
+
+
+def web_search_extra_keys(probe: Probe, exchanges: Sequence[Exchange]) -> str:
+    """K3.1 Messages: the web search tool with `allowed_domains` (not in 000's `WebSearchTool`,
+    which does not close the object either): accepted, and are the results from that domain?
+    ChatKimi's `bind_tools` refuses such a tool."""
+    exchange = probe.post("anthropic", _search_request(allowed_domains=["python.org"]))
+    reply = _body(exchange)
+    if exchange.status != 200 or not isinstance(reply, dict):
+        return _outcome(exchange)
+    urls = [
+        str(item.get("url"))
+        for b in reply.get("content") or []
+        if isinstance(b, dict) and isinstance(b.get("content"), list)
+        for item in b["content"]
+        if isinstance(item, dict) and item.get("url")
+    ]
+    outside = [u for u in urls if "python.org" not in u]
+    return f"accepted; {len(urls)} result URLs, {len(outside)} outside python.org"
+
+
+def _tool_call_ids(exchange: Exchange) -> list[str]:
+    """The ids of the tool calls a reply made (`tool_calls[].id`, `tool_use.id`)."""
+    payloads = (
+        [p for _, p in stream_payloads(exchange)] if exchange.is_stream else [_body(exchange)]
+    )
+    ids: list[str] = []
+    for payload in payloads:
+        if not isinstance(payload, dict):
+            continue
+        block = payload.get("content_block")
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            ids.append(str(block.get("id")))
+        for item in payload.get("content") or []:
+            if isinstance(item, dict) and item.get("type") == "tool_use":
+                ids.append(str(item.get("id")))
+        for choice in payload.get("choices") or []:
+            message = (
+                (choice.get("message") or choice.get("delta") or {})
+                if isinstance(choice, dict)
+                else {}
+            )
+            ids += [str(c["id"]) for c in message.get("tool_calls") or [] if c.get("id")]
+    return ids
+
+
+def tool_call_ids(probe: Probe, exchanges: Sequence[Exchange]) -> str:
+    """The form of the tool-call ids the run's replies carried, per protocol (the documents fix
+    none; other Kimi services use `functions.<name>:<n>`). ChatKimi keeps them as received."""
+    forms: dict[str, set[str]] = {}
+    for exchange in [*exchanges, *probe.log.items]:
+        if exchange.status == 200 and exchange.protocol is not None:
+            for call_id in _tool_call_ids(exchange):
+                forms.setdefault(exchange.protocol, set()).add(_id_form(call_id))
+    if not forms:
+        return "no tool call observed in this run"
+    return "; ".join(f"{p}: {', '.join(sorted(f))}" for p, f in sorted(forms.items()))
+
+
+def _id_form(call_id: str) -> str:
+    """An id's form: letters and punctuation kept, every run of digits or other letters shown
+    as `N` / `x` past a known prefix (`functions.get_weather:0` -> `functions.get_weather:N`)."""
+    head, sep, tail = call_id.rpartition(":")
+    if sep and tail.isdigit():
+        return f"{head}:N"
+    prefix = call_id.split("_", 1)[0] if "_" in call_id else call_id[:4]
+    return f"{prefix}_..."
+
+
 CONTEXT_WINDOW = 1_048_576
 MESSAGES_MAX_TOKENS = 131_072
 """What ChatKimi sends as `max_tokens` on Messages when the caller sets none."""
@@ -612,6 +709,21 @@ QUESTIONS: tuple[Question, ...] = (
         "max-tokens-near-full-context",
         "Messages: is max_tokens 131,072 with a near-full context clamped or refused?",
         max_tokens_near_full_context,
+    ),
+    Question(
+        "messages-web-search-blocks",
+        "K3.1 Messages web search: in which order do the blocks come, and what keys do the result items carry?",
+        messages_web_search_blocks,
+    ),
+    Question(
+        "web-search-extra-keys",
+        "K3.1 Messages: is a web search tool with allowed_domains accepted, and does it restrict the results?",
+        web_search_extra_keys,
+    ),
+    Question(
+        "tool-call-ids",
+        "What form do the service's tool-call ids have on each protocol?",
+        tool_call_ids,
     ),
 )
 

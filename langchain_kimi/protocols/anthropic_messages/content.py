@@ -342,8 +342,9 @@ def assistant_replay(message: AIMessage, caps: Capabilities) -> list[Block]:
 
 
 def _with_reasoning(blocks: list[Block]) -> list[Block]:
-    """A tool-call turn from elsewhere has no thinking block, which Kimi rejects: it gets an
-    unsigned one with the documented placeholder (no signature can be made for it)."""
+    """A tool-call turn from elsewhere has no thinking block, which the gateway is assumed to
+    reject (see `FOREIGN_TURN_REASONING`): it gets an unsigned one with the placeholder (no
+    signature can be made for it)."""
     has_tool_use = any(b.get("type") == "tool_use" for b in blocks)
     if has_tool_use and not any(b.get("type") in THINKING_TYPES for b in blocks):
         return [{"type": "thinking", "thinking": FOREIGN_TURN_REASONING}, *blocks]

@@ -48,7 +48,7 @@ def assistant_replay(message: AIMessage) -> list[dict[str, Any]]:
     if reasoning:
         wire["reasoning_content"] = reasoning
     elif tool_calls:
-        # A tool-call turn from elsewhere: Kimi rejects it without reasoning (see the constant).
+        # A tool-call turn from elsewhere: assumed rejected without reasoning (see the constant).
         wire["reasoning_content"] = FOREIGN_TURN_REASONING
     if tool_calls:
         wire["tool_calls"] = tool_calls

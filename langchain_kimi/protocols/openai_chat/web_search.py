@@ -39,9 +39,10 @@ SEARCH_LIMIT_REACHED = (
     "Answer with the results you already have."
 )
 """The `tool` answer a `$web_search` call gets instead of its arguments once the caller's
-`max_uses` searches ran: echoing the arguments is what runs a search, so this text does not.
-004 documents only the echo of the arguments: whether the service accepts another text there is
-an open live question."""
+`max_uses` searches ran. 004 documents only the echo of the arguments ("reenvía
+function.arguments de cada llamada como contenido de un mensaje tool"); ChatKimi assumes that
+echoing them is what runs a search, so that this text runs none, and that the service accepts it
+(live question `web-search-limit-answer`)."""
 
 
 def is_builtin_round(assistant_raw: dict[str, Any]) -> bool:
