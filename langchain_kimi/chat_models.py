@@ -47,6 +47,7 @@ from langchain_kimi._request.profiles import K31_PRO, PROTOCOLS, Protocol, capab
 from langchain_kimi._request.resolve import ModelDefaults, resolve_options
 from langchain_kimi._request.tools import ToolLike, spec_to_bindable, to_tool_specs
 from langchain_kimi._warn import from_caller
+from langchain_kimi.protocols import adapter
 
 DEFAULT_BASE_URL = "https://direct.evolink.ai"
 DOCUMENTED_FALLBACK_URL = "https://api.evolink.ai"
@@ -280,15 +281,20 @@ class ChatKimi(BaseChatModel):
         }
 
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
-        params = LangSmithParams(
-            ls_provider=PROVIDER,
-            ls_model_name=str(kwargs.get("model") or self.model),
-            ls_model_type="chat",
-        )
+        # What the request carries, as ChatAnthropic reports it: a Messages request always
+        # carries `max_tokens` (required by 000 and 001); only Chat Completions (004) has
+        # `temperature`.
+        model = str(kwargs.get("model") or self.model)
+        params = LangSmithParams(ls_provider=PROVIDER, ls_model_name=model, ls_model_type="chat")
         temperature = kwargs.get("temperature", self.temperature)
-        if temperature is not None:
+        if temperature is not None and capabilities(model, self.protocol).sampling_on_wire:
             params["ls_temperature"] = temperature
-        max_tokens = kwargs.get("max_tokens", self.max_tokens)
+        max_tokens = next(
+            (kwargs[name] for name in ("max_tokens", "max_completion_tokens") if name in kwargs),
+            self.max_tokens,
+        )
+        if max_tokens is None:
+            max_tokens = adapter(self.protocol).default_max_tokens
         if max_tokens is not None:
             params["ls_max_tokens"] = max_tokens
         stops = stop or kwargs.get("stop") or self.stop

@@ -106,3 +106,6 @@ class ProtocolAdapter:
     bad_field: Callable[[str | None, Any], str | None]
     """Names the field of a reply (event None) or stream event payload the parser could not
     read; only asked after a parser failed (the plan's `readable()`, `_call/plans.py`)."""
+    default_max_tokens: int | None = None
+    """The `max_tokens` a request carries when the caller set none (None: the field is left out
+    and the service applies its own default); what tracing reports as `ls_max_tokens`."""
