@@ -322,6 +322,7 @@ class ChatKimi(BaseChatModel):
         """Every field the transport is built from (`SecretStr` and clients compare by value and
         by identity; the headers are copied: a dict changed in place is a change)."""
         return (
+            self.protocol,
             self.base_url,
             self.fallback_base_url,
             self.api_key,
@@ -333,6 +334,14 @@ class ChatKimi(BaseChatModel):
             self.http_client,
             self.http_async_client,
         )
+
+    def _request_headers(self) -> dict[str, str]:
+        """The protocol's headers (Messages: `anthropic-version`), then the caller's, which
+        replace a protocol header of the same name in any case."""
+        own = dict(self.default_headers or {})
+        replaced = {name.lower() for name in own}
+        protocol_headers = adapter(self.protocol).headers.items()
+        return {**{k: v for k, v in protocol_headers if k.lower() not in replaced}, **own}
 
     def _new_transport(self) -> Transport:
         if self.api_key is None or not self.api_key.get_secret_value():
@@ -352,7 +361,7 @@ class ChatKimi(BaseChatModel):
             api_key=self.api_key,
             timeout=timeout,
             max_retries=self.max_retries,
-            default_headers=dict(self.default_headers or {}),
+            default_headers=self._request_headers(),
             allow_insecure_http=self.allow_insecure_http,
             adaptive_concurrency=self.adaptive_concurrency,
         )

@@ -62,7 +62,7 @@ def test_a_per_call_max_tokens_is_reported_under_either_name() -> None:
 
 @pytest.mark.parametrize("protocol", ["anthropic", "openai"])
 def test_ls_temperature_only_where_temperature_is_sent(protocol: str) -> None:
-    with pytest.warns(UserWarning):  # 1 is the fixed value, 0.5 is ignored: ChatKimi says so
+    with pytest.warns(UserWarning, match="temperature"):  # 0.5 has no effect: ChatKimi says so
         body, reported = _sent_and_reported(protocol, temperature=0.5)
     assert reported.get("ls_temperature") == body.get("temperature")
     assert ("temperature" in body) is (protocol == "openai")
