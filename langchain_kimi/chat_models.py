@@ -134,7 +134,9 @@ class ChatKimi(BaseChatModel):
     """Retries on 408/409/429/5xx, connection errors and timeouts (2 = up to 3 attempts)."""
     default_headers: dict[str, str] | None = None
     """Extra HTTP headers on every request (not `Authorization`; names must be valid header
-    names and values free of CR, LF and other control characters, or construction fails)."""
+    names and values free of CR, LF and other control characters, or construction fails).
+    Messages requests also carry `anthropic-version: 2023-06-01`, as Anthropic clients do (the
+    documents neither require nor forbid it); a header of that name here replaces it."""
     model_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Extra top-level body fields for future or undocumented options (sent as given)."""
     extra_body: dict[str, Any] | None = None
