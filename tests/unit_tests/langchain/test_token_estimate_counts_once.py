@@ -59,3 +59,10 @@ def test_the_web_search_tool_and_odd_tools_are_counted_not_refused() -> None:
     assert model.get_num_tokens_from_messages([HumanMessage("hi")], ["web_search"]) > base
     odd = {"name": "x", "parameters": "not a schema"}
     assert model.get_num_tokens_from_messages([HumanMessage("hi")], [odd]) > base
+
+
+def test_a_plain_string_part_of_a_content_list_counts() -> None:
+    model = FakeKimiGateway().chat_model()
+    text = "a string part, as OpenAI-style content lists may hold " * 20
+    with_part = model.get_num_tokens_from_messages([HumanMessage([text, "end"])])
+    assert with_part >= model.get_num_tokens(text)
