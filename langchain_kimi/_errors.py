@@ -31,8 +31,11 @@ _CONTEXT_OVERFLOW = re.compile(
 # tells an exhausted quota (not worth retrying) from a rate limit. In order (`_quota_exhausted`):
 # a type or code naming the quota or balance (OpenAI `insufficient_quota`, Moonshot
 # `exceeded_current_quota_error`); a type or code naming a rate limit, or any Retry-After (the
-# gateway says when to come back: a rate limit); else a message saying the quota, balance or
-# credit is exhausted. "Rate limit exceeded for your quota tier" is a rate limit.
+# gateway says when to come back: a rate limit); else a message, in English or Spanish (the
+# documents' language, so maybe the gateway's), saying the quota, balance or credit is exhausted
+# and naming no rate limit. "Rate limit exceeded for your quota tier" is a rate limit, and so is
+# the documents' own wording, which names both: read as a quota, every rate-limited 429 of a
+# gateway that sends that text for both would fail without a retry.
 _QUOTA_NAMES = re.compile(
     r"quota|insufficient_(?:balance|funds|credits?)|credit_balance|billing|balance|arrears|"
     r"out_of_credits?|payment_required",
@@ -44,7 +47,16 @@ _EXHAUSTED = re.compile(
     r"insufficient (?:account )?(?:balance|funds|credits?|quota)|"
     r"(?:credit|account) balance (?:is )?(?:too low|insufficient|not enough|exhausted)|"
     r"balance (?:is )?(?:insufficient|exhausted|too low|not enough)|out of credits|"
-    r"no (?:remaining )?credits|in arrears|please recharge",
+    r"no (?:remaining )?credits|in arrears|please recharge|"
+    # The same in Spanish, accents optional: "Saldo insuficiente", "Cuota insuficiente", ...
+    r"(?:saldo|cuota|cr[ée]ditos?|fondos) (?:de (?:la|su|tu) cuenta )?(?:es |son |est[áa] )?"
+    r"(?:insuficientes?|agotad[oa]s?)|cuota (?:se ha |ha sido )?agotad[oa]|"
+    r"(?:superado|excedido) (?:su|tu|la) cuota actual|sin (?:saldo|cr[ée]ditos)|recargue|en mora",
+    re.IGNORECASE,
+)
+_RATE_LIMIT_WORDING = re.compile(
+    r"rate[ _-]?limit|too many requests|request limit|"
+    r"l[íi]mite de (?:solicitudes|peticiones|velocidad|tasa)|demasiadas (?:solicitudes|peticiones)",
     re.IGNORECASE,
 )
 
@@ -56,7 +68,7 @@ def _quota_exhausted(names: tuple[str | None, ...], message: str, *, retry_after
         return True
     if retry_after or any(_RATE_LIMIT_NAMES.search(name) for name in given):
         return False
-    return _EXHAUSTED.search(message) is not None
+    return _EXHAUSTED.search(message) is not None and not _RATE_LIMIT_WORDING.search(message)
 
 
 class KimiError(lc.ModelError):

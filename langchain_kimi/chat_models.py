@@ -47,6 +47,7 @@ from langchain_kimi._request.profiles import K31_PRO, PROTOCOLS, Protocol, capab
 from langchain_kimi._request.resolve import ModelDefaults, resolve_options
 from langchain_kimi._request.tools import ToolLike, spec_to_bindable, to_tool_specs
 from langchain_kimi._warn import from_caller
+from langchain_kimi.protocols import adapter
 
 DEFAULT_BASE_URL = "https://direct.evolink.ai"
 DOCUMENTED_FALLBACK_URL = "https://api.evolink.ai"
@@ -133,7 +134,9 @@ class ChatKimi(BaseChatModel):
     """Retries on 408/409/429/5xx, connection errors and timeouts (2 = up to 3 attempts)."""
     default_headers: dict[str, str] | None = None
     """Extra HTTP headers on every request (not `Authorization`; names must be valid header
-    names and values free of CR, LF and other control characters, or construction fails)."""
+    names and values free of CR, LF and other control characters, or construction fails).
+    Messages requests also carry `anthropic-version: 2023-06-01`, as Anthropic clients do (the
+    documents neither require nor forbid it); a header of that name here replaces it."""
     model_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Extra top-level body fields for future or undocumented options (sent as given)."""
     extra_body: dict[str, Any] | None = None
@@ -282,15 +285,20 @@ class ChatKimi(BaseChatModel):
         }
 
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
-        params = LangSmithParams(
-            ls_provider=PROVIDER,
-            ls_model_name=str(kwargs.get("model") or self.model),
-            ls_model_type="chat",
-        )
+        # What the request carries, as ChatAnthropic reports it: a Messages request always
+        # carries `max_tokens` (required by 000 and 001); only Chat Completions (004) has
+        # `temperature`.
+        model = str(kwargs.get("model") or self.model)
+        params = LangSmithParams(ls_provider=PROVIDER, ls_model_name=model, ls_model_type="chat")
         temperature = kwargs.get("temperature", self.temperature)
-        if temperature is not None:
+        if temperature is not None and capabilities(model, self.protocol).sampling_on_wire:
             params["ls_temperature"] = temperature
-        max_tokens = kwargs.get("max_tokens", self.max_tokens)
+        max_tokens = next(
+            (kwargs[name] for name in ("max_tokens", "max_completion_tokens") if name in kwargs),
+            self.max_tokens,
+        )
+        if max_tokens is None:
+            max_tokens = adapter(self.protocol).default_max_tokens
         if max_tokens is not None:
             params["ls_max_tokens"] = max_tokens
         stops = stop or kwargs.get("stop") or self.stop
@@ -318,6 +326,7 @@ class ChatKimi(BaseChatModel):
         """Every field the transport is built from (`SecretStr` and clients compare by value and
         by identity; the headers are copied: a dict changed in place is a change)."""
         return (
+            self.protocol,
             self.base_url,
             self.fallback_base_url,
             self.api_key,
@@ -329,6 +338,14 @@ class ChatKimi(BaseChatModel):
             self.http_client,
             self.http_async_client,
         )
+
+    def _request_headers(self) -> dict[str, str]:
+        """The protocol's headers (Messages: `anthropic-version`), then the caller's, which
+        replace a protocol header of the same name in any case."""
+        own = dict(self.default_headers or {})
+        replaced = {name.lower() for name in own}
+        protocol_headers = adapter(self.protocol).headers.items()
+        return {**{k: v for k, v in protocol_headers if k.lower() not in replaced}, **own}
 
     def _new_transport(self) -> Transport:
         if self.api_key is None or not self.api_key.get_secret_value():
@@ -349,7 +366,7 @@ class ChatKimi(BaseChatModel):
             api_key=self.api_key,
             timeout=timeout,
             max_retries=self.max_retries,
-            default_headers=dict(self.default_headers or {}),
+            default_headers=self._request_headers(),
             allow_insecure_http=self.allow_insecure_http,
             adaptive_concurrency=self.adaptive_concurrency,
         )

@@ -7,8 +7,8 @@ protocol says otherwise, `FollowUp` when a reply asks for another request).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
@@ -106,3 +106,8 @@ class ProtocolAdapter:
     bad_field: Callable[[str | None, Any], str | None]
     """Names the field of a reply (event None) or stream event payload the parser could not
     read; only asked after a parser failed (the plan's `readable()`, `_call/plans.py`)."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Headers every request of this protocol carries (a caller's `default_headers` win)."""
+    default_max_tokens: int | None = None
+    """The `max_tokens` a request carries when the caller set none (None: the field is left out
+    and the service applies its own default); what tracing reports as `ls_max_tokens`."""

@@ -182,17 +182,20 @@ def test_ls_params_reach_the_tracer(protocol: str, replay_model: ReplayModel) ->
 def test_ls_params_defaults_and_overrides(protocol: str, replay_model: ReplayModel) -> None:
     model = replay_model(protocol, max_tokens=300, stop=["###"], temperature=1)
     params = model._get_ls_params()
+    # temperature is reported where it is sent: Chat Completions only (the Messages documents
+    # have no such field).
+    sent_temperature = {"ls_temperature": 1} if protocol == "openai" else {}
     assert params == {
         "ls_provider": "kimi",
         "ls_model_name": "kimi-k3.1-pro",
         "ls_model_type": "chat",
-        "ls_temperature": 1,
+        **sent_temperature,
         "ls_max_tokens": 300,
         "ls_stop": ["###"],
     }
     override = model._get_ls_params(stop=["END"], model="kimi-k3", temperature=0.5, max_tokens=20)
     assert override["ls_model_name"] == "kimi-k3"
-    assert override["ls_temperature"] == 0.5
+    assert override.get("ls_temperature") == (0.5 if protocol == "openai" else None)
     assert override["ls_max_tokens"] == 20
     assert override["ls_stop"] == ["END"]
     assert "ls_temperature" not in replay_model(protocol)._get_ls_params()

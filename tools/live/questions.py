@@ -382,7 +382,8 @@ def reply_model_echo(probe: Probe, exchanges: Sequence[Exchange]) -> str:
 
 def anthropic_version(probe: Probe, exchanges: Sequence[Exchange]) -> str:
     """The same Messages request without and with `anthropic-version: 2023-06-01` (Anthropic
-    requires the header; 000 / 001 do not name it, and ChatKimi does not send it)."""
+    requires the header; 000 / 001 do not name it; ChatKimi sends it, an assumption this
+    settles: `protocols/anthropic_messages/request.py` HEADERS)."""
     body = authored_request("core_cassettes/anthropic_plain.yaml")
     without = probe.post("anthropic", body)
     with_header = probe.post("anthropic", body, headers={"anthropic-version": "2023-06-01"})

@@ -6,7 +6,11 @@ from functools import partial
 
 from langchain_kimi._request.options import RequestOptions
 from langchain_kimi.protocols.anthropic_messages import content_blocks
-from langchain_kimi.protocols.anthropic_messages.request import build_request
+from langchain_kimi.protocols.anthropic_messages.request import (
+    DEFAULT_MAX_TOKENS,
+    HEADERS,
+    build_request,
+)
 from langchain_kimi.protocols.anthropic_messages.response import (
     parse_response,
     usage_from_anthropic,
@@ -30,6 +34,8 @@ ADAPTER = ProtocolAdapter(
     message_blocks=content_blocks.message_blocks,
     chunk_blocks=content_blocks.chunk_blocks,
     bad_field=bad_field,
+    headers=HEADERS,
+    default_max_tokens=DEFAULT_MAX_TOKENS,
 )
 
 __all__ = ["ADAPTER", "StreamDecoder", "build_request", "parse_response", "usage_from_anthropic"]

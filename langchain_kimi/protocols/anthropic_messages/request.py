@@ -37,6 +37,16 @@ from langchain_kimi.protocols.anthropic_messages.content import (
 DEFAULT_MAX_TOKENS = 131_072
 """`max_tokens` is required on Messages; this mirrors the documented Chat Completions default."""
 
+# 000 and 001 name one request header, `Authorization: Bearer` ("Todas las interfaces requieren
+# autenticación mediante Bearer Token"), and neither requires nor forbids `anthropic-version`.
+# Every Anthropic client sends it and an Anthropic-compatible backend behind the gateway may
+# require it, so ChatKimi sends it too: 2023-06-01, the version the Messages request shape of
+# 000 / 001 was published under and every compatible backend knows (anthropic 2.x sends a newer
+# date). An assumption: the live question `anthropic-version` (tools/live/questions.py) asks
+# whether the gateway needs it; `default_headers` may set another value.
+HEADERS = {"anthropic-version": "2023-06-01"}
+"""Headers every Messages request carries besides the transport's own."""
+
 _ROLE_ALIASES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant"}
 
 
