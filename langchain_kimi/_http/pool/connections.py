@@ -132,10 +132,13 @@ class Connections:
         await anext(entry.closer)  # runs up to its `yield` without suspending: nothing interleaves
         return client
 
-    def loop_clients(self) -> int:
-        """How many loops have a live client here."""
+    def async_clients(self) -> list[httpx.AsyncClient]:
+        """The clients of the loops that used this gateway and are not closed."""
         with self._lock:
-            return sum(known() is not None for known in self._async_clients.values())
+            entries = [
+                known() for loop, known in self._async_clients.items() if not loop.is_closed()
+            ]
+        return [entry.client for entry in entries if entry is not None]
 
     def detach(self) -> tuple[httpx.Client | None, AsyncGenerator[None, None] | None]:
         """Forget our clients; return the sync one and the current loop's closer to close."""

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +23,8 @@ import pytest
 
 from langchain_kimi import ChatKimi
 from langchain_kimi._http.pool import spread
+from tests.support.echo_gateway import EchoServer
+from tests.support.loopback import running
 
 pytestmark = [
     pytest.mark.enable_socket,
@@ -121,6 +124,44 @@ def test_four_hundred_tenants_in_one_event_loop_share_its_connections(gateway: s
     gc.collect()
     before = _sockets()
     assert asyncio.run(tenants()) - before <= 10
+
+
+class _KeyedEcho(EchoServer):
+    """Records, for each request, the key it carried and the message it asked to echo."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._mine = threading.local()
+        self.pairs: list[tuple[str, str]] = []
+        self.on_request = self._pair
+
+    def record(self, authorization: str, host: str) -> None:
+        super().record(authorization, host)
+        self._mine.authorization = authorization  # the same handler thread calls `_pair` next
+
+    def _pair(self, body: dict[str, object]) -> None:
+        messages = body["messages"]
+        assert isinstance(messages, list)
+        with self._lock:
+            self.pairs.append((self._mine.authorization, messages[-1]["content"]))
+
+
+def test_two_keys_on_one_gateway_share_connections_and_send_only_their_own_key() -> None:
+    """The key travels in each request's header, never on the shared client: calls of two keys
+    interleaved on the same connections each carry their own key."""
+    keys = {"a": "sk-tenant-a-0123456789abcdef", "b": "sk-tenant-b-0123456789abcdef"}
+    with running(_KeyedEcho()) as server:
+        models = {name: _model(server.url, key) for name, key in keys.items()}
+        with ThreadPoolExecutor(8) as threads:
+            asked = [(name, f"{name}-{i}") for i in range(40) for name in keys]
+            answers = list(threads.map(lambda job: models[job[0]].invoke(job[1]).content, asked))
+        assert answers == [text for _, text in asked]
+        clients = {name: model._transport()._pool().sync_client() for name, model in models.items()}
+        assert clients["a"] is clients["b"]
+        assert "authorization" not in clients["a"].headers
+        assert len(server.pairs) == 80
+        for authorization, text in server.pairs:
+            assert authorization == f"Bearer {keys[text[0]]}", text
 
 
 @pytest.mark.filterwarnings("ignore::ResourceWarning")  # loops dropped unclosed, on purpose
