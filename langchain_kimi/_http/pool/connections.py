@@ -19,7 +19,6 @@ import functools
 import os
 import ssl
 import threading
-import urllib.request
 import weakref
 from collections.abc import AsyncGenerator
 
@@ -37,14 +36,20 @@ and 2,000 concurrent, 1.5-1.8 ms for 1, 2 and 4 (docs/benchmarks.md, "Many conne
 # Every request carries its own `httpx.Timeout` (Transport sets it per request); the clients'
 # default (`DEFAULT_TIMEOUT`) only applies to requests that do not, and there are none.
 
-_TLS_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+_PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+_ENVIRONMENT = (
+    *(name for proxy in _PROXY_VARIABLES for name in (proxy, proxy.upper())),
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+)
+"""The variables a new httpx client reads (`trust_env`): the usual proxy ones, the CA ones."""
 
 
 def environment() -> tuple[tuple[str, str], ...]:
-    """What a new client takes from the environment (httpx's `trust_env`): the CA variables and
-    the proxies. Part of a gateway's identity: a model made after they change gets new clients."""
-    tls = tuple((name, os.environ[name]) for name in _TLS_VARIABLES if name in os.environ)
-    return tls + tuple(sorted(urllib.request.getproxies().items()))
+    """What a new client takes from the environment. Part of a gateway's identity: a model made
+    after it changes gets new clients. (Named variables only: `urllib.request.getproxies()` reads
+    every variable, or the system's settings, and costs each new model ~0.4 ms.)"""
+    return tuple((name, os.environ[name]) for name in _ENVIRONMENT if name in os.environ)
 
 
 def _tls_context() -> ssl.SSLContext:

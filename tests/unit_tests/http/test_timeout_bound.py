@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import itertools
 import threading
 import time
 from collections.abc import Iterator
@@ -69,11 +70,13 @@ def test_no_byte_raises_after_max_retries_plus_one_timeouts(
 ) -> None:
     model = _model(silent.url, max_retries)
     started = time.monotonic()
+    call = (
+        (lambda: model.invoke("hello"))
+        if mode == "sync"
+        else lambda: asyncio.run(model.ainvoke("hello"))
+    )
     with pytest.raises(KimiTimeoutError):
-        if mode == "sync":
-            model.invoke("hello")
-        else:
-            asyncio.run(model.ainvoke("hello"))
+        call()
     took = time.monotonic() - started
     assert silent.requests == max_retries + 1
     attempts = max_retries + 1
@@ -85,7 +88,7 @@ def test_no_byte_raises_after_max_retries_plus_one_timeouts(
 def _field_docstring(name: str) -> str:
     tree = ast.parse((ROOT / "langchain_kimi" / "chat_models.py").read_text())
     body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ChatKimi").body
-    for field, doc in zip(body, body[1:], strict=False):
+    for field, doc in itertools.pairwise(body):
         if isinstance(field, ast.AnnAssign) and ast.unparse(field.target) == name:
             assert isinstance(doc, ast.Expr)
             assert isinstance(doc.value, ast.Constant)

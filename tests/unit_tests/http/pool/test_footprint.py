@@ -221,3 +221,15 @@ def test_shutdown_without_close_leaves_no_resource_warning(gateway: str) -> None
     assert child.returncode == 0, child.stderr
     assert "ResourceWarning" not in child.stderr
     assert "unclosed" not in child.stderr
+
+
+def test_a_gateway_is_also_its_tls_and_proxy_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client reads the CA and proxy variables when it is made: a model made after they change
+    gets its own connections (keys still share them)."""
+    url = "http://127.0.0.1:9"
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    first = _model(url, "sk-env-a-0123456789abcdef")._transport()._pool().connections
+    assert _model(url, "sk-env-b-0123456789abcdef")._transport()._pool().connections is first
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    other = _model(url, "sk-env-a-0123456789abcdef")._transport()._pool().connections
+    assert other is not first
