@@ -103,7 +103,9 @@ class SharedPool:
 
     def __init__(self, key: PoolKey, connections: Connections | None = None) -> None:
         self.key = key
-        self.connections = connections or Connections(key.http_client, key.http_async_client)
+        if connections is None:  # a pool of its own (tests, tools)
+            connections = Connections(key.http_client, key.http_async_client)
+        self.connections = connections
         self.admission = Admission(
             CAPACITY,
             adaptive=key.adaptive,

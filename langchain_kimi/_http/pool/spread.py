@@ -102,7 +102,7 @@ class _Places(Generic[_Pool]):
             self.freed[index] = time.monotonic()
             if kept:
                 self.idle += 1
-            else:
+            elif self.connections[index]:
                 self.connections[index] -= 1
             if cap is None or self.idle <= cap:
                 return []
