@@ -10,9 +10,10 @@ model created per request or per tenant reuses warm connections, costs no new cl
 unclosed client behind to raise `ResourceWarning` when it is garbage collected.
 
 Each Transport holds a `Lease` on its key's pool (through its `PoolUse`). Closing a Transport
-returns its lease; the last lease returned by an explicit close unregisters the key's pool, and
-the gateway's clients are closed when no key's pool is left on it, so closing one model never
-breaks another. A lease dropped by garbage collection is returned without closing anything: the
+returns its lease; a key's last lease returned by an explicit close unregisters the key's pool, and
+the gateway's clients are closed when that was the last lease of any key on the gateway, so
+closing one model never breaks another (an unused pool still registered gets new clients at its
+next use). A lease dropped by garbage collection is returned without closing anything: the
 key's pool stays registered, warm for the next model, for `IDLE_SECONDS` (no Transport holds it,
 so nothing is in flight); after that (at the next registry change) it is unregistered, and the
 gateway's clients closed if it was the last. Idle connections themselves are capped and expire
