@@ -40,7 +40,7 @@ import httpx
 from benchmarks.run import ServerProcess
 from benchmarks.server import _response, _watch_stdin, serve_connection
 from langchain_kimi._http.pool.admission import Admission
-from langchain_kimi._http.pool.shared import CONNECTIONS_PER_POOL, _tls_context
+from langchain_kimi._http.pool.connections import CONNECTIONS_PER_POOL, _tls_context
 from langchain_kimi._http.pool.spread import ASpread
 
 HELD_HEAD = (

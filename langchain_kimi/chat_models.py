@@ -129,7 +129,8 @@ class ChatKimi(BaseChatModel):
     top_p: float | None = None
     """Chat Completions (004): "fijado por el modelo en `0.95`"; otherwise as `temperature`."""
     timeout: float | httpx.Timeout | None = None
-    """Seconds or an `httpx.Timeout`; default 900 s read, 10 s connect."""
+    """Seconds or an `httpx.Timeout`; default 900 s read, 10 s connect. Per attempt: a gateway
+    that sends no byte raises after (max_retries + 1) x timeout plus the waits (docs/errors.md)."""
     max_retries: int = 2
     """Retries on 408/409/429/5xx, connection errors and timeouts (2 = up to 3 attempts)."""
     default_headers: dict[str, str] | None = None

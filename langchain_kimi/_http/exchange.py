@@ -103,6 +103,7 @@ class Exchange:
             clock=config.clock,
             http_client=http_client,
             http_async_client=http_async_client,
+            environment=_pool.environment(),
         )
         self._pool_use = _pool.PoolUse(self._pool_key)
 

@@ -1,18 +1,24 @@
-"""Connection pools shared by every ChatKimi (every `Transport`) with the same settings.
+"""The registry of what ChatKimi models (their `Transport`s) share: connections per gateway,
+admission per gateway and key.
 
-A pool is the httpx clients (one sync client, one async client per event loop: httpx connections
-are bound to the loop that opened them) plus the `Admission` in front of them. Pools are shared
-per (base URLs, API key, adaptive flag, clock, injected clients), as ChatOpenAI shares its default
-httpx clients: a model created per request reuses warm connections, costs no new client, and
-leaves no unclosed client behind to raise `ResourceWarning` when it is garbage collected. Sharing
-the pool also shares what the gateway said about its rate limit, which is per key.
+A gateway (base URLs, the TLS and proxy settings a client takes from the environment, injected
+clients) has one `connections.Connections` in this process, shared by every key: the key travels
+in each request's header, as ChatOpenAI's default httpx client is shared per base URL. A
+`SharedPool` is what is per gateway and key, because rate limits are per key: its `Admission`
+(queue, slow start, pacing, cool-down) and its drains, in front of the gateway's connections. A
+model created per request or per tenant reuses warm connections, costs no new client, and leaves no
+unclosed client behind to raise `ResourceWarning` when it is garbage collected.
 
-Each Transport holds a `Lease` (through its `PoolUse`). Closing a Transport returns its lease; the
-pool's clients are closed only when the last lease is returned by an explicit close, so closing one
-model never breaks another that shares its pool. A lease dropped by garbage collection is returned
-without closing anything: the pool stays registered, warm for the next model, for `IDLE_SECONDS`;
-after that (at the next registry change) it is unregistered and its connections closed. An event
-loop that stopped running keeps its async client as long; a closed loop's is forgotten at once.
+Each Transport holds a `Lease` on its key's pool (through its `PoolUse`). Closing a Transport
+returns its lease; a key's last lease returned by an explicit close unregisters the key's pool, and
+the gateway's clients are closed when that was the last lease of any key on the gateway, so
+closing one model never breaks another (an unused pool still registered gets new clients at its
+next use). A lease dropped by garbage collection is returned without closing anything: the
+key's pool stays registered, warm for the next model, for `IDLE_SECONDS` (no Transport holds it,
+so nothing is in flight); after that (at the next registry change) it is unregistered, and the
+gateway's clients closed if it was the last. Idle connections themselves are capped and expire
+on their own (`spread`); at interpreter exit the sync clients are closed (their sockets would
+raise `ResourceWarning` when collected).
 
 A forked child starts with an empty registry (`os.register_at_fork`): the parent's pools, their
 kept-alive sockets and their admission state (calls in flight in the parent's threads) are never
@@ -22,191 +28,123 @@ parent's pool objects are dropped (their inherited file descriptors closed) as t
 
 from __future__ import annotations
 
-import asyncio
-import functools
+import atexit
 import hashlib
 import os
-import ssl
 import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import httpx
 
-from langchain_kimi._http.config import DEFAULT_TIMEOUT
 from langchain_kimi._http.pool.admission import Admission
+from langchain_kimi._http.pool.connections import CONNECTIONS_PER_POOL, Connections, environment
 from langchain_kimi._http.pool.drains import Drains
-from langchain_kimi._http.pool.spread import ASpread, Spread
+
+__all__ = ["CONNECTIONS_PER_POOL", "GatewayKey", "PoolKey", "PoolUse", "SharedPool", "environment"]
 
 CAPACITY = 200
-"""Requests in flight per shared pool to start with (the FIFO queue of `Admission` holds the rest,
-so httpcore's own queue, which it rescans against every connection on each pool event, stays
+"""Requests in flight per gateway and key to start with (the FIFO queue of `Admission` holds the
+rest, so httpcore's own queue, which it rescans against every connection on each pool event, stays
 empty). Slow answers grow it by this much at a time, up to `MAX_IN_FLIGHT`."""
 MAX_IN_FLIGHT = 4_000
-CONNECTIONS_PER_POOL = 2
-"""Connections per httpcore pool behind the clients (`spread.Spread` opens as many such pools as the
-requests in flight need): httpcore's cost per request grows with the connections of its pool, so
-they stay few. Measured on loopback, client CPU per `ainvoke` at 100 concurrent: 6.2 ms with one
-200-connection pool, 2.9 ms with pools of 16, 2.1 ms of 8, 1.4-1.5 ms of 4 or 2, 1.2 ms of 1; at 500
-and 2,000 concurrent, 1.5-1.8 ms for 1, 2 and 4 (docs/benchmarks.md, "Many connections")."""
 IDLE_SECONDS = 30.0
-"""How long a pool whose models are all gone (collected without `close`), or the client of an
-event loop that is not running, stays open for the next use. One model per tenant key or one event
-loop per request must not keep their connections (file descriptors, buffers) for ever."""
-# Every request carries its own `httpx.Timeout` (Transport sets it per request); the clients'
-# default (`DEFAULT_TIMEOUT`) only applies to requests that do not, and there are none.
+"""How long the pool of a key whose models are all gone (collected without `close`) stays
+registered for the next use. One model per tenant key must not keep its state for ever."""
+
+
+@dataclass(frozen=True)
+class GatewayKey:
+    """What one set of connections is for: where they go and how clients are made."""
+
+    bases: tuple[str, ...]
+    environment: tuple[tuple[str, str], ...]
+    http_client: httpx.Client | None
+    http_async_client: httpx.AsyncClient | None
+
+    def __repr__(self) -> str:
+        return f"GatewayKey(bases={self.bases!r})"
 
 
 @dataclass(frozen=True)
 class PoolKey:
+    """What one admission is for: a gateway and a key (by digest), and how it paces."""
+
     bases: tuple[str, ...]
     key_digest: str
     adaptive: bool
     clock: Callable[[], float]
     http_client: httpx.Client | None
     http_async_client: httpx.AsyncClient | None
+    environment: tuple[tuple[str, str], ...] = ()
 
     @staticmethod
     def digest(api_key: str) -> str:
-        """Pools are per key (rate limits are); the registry keeps a digest, never the key."""
+        """Admission is per key (rate limits are); the registry keeps a digest, never the key."""
         return hashlib.sha256(api_key.encode()).hexdigest()
+
+    @property
+    def gateway(self) -> GatewayKey:
+        return GatewayKey(self.bases, self.environment, self.http_client, self.http_async_client)
+
+    @property
+    def injected(self) -> bool:
+        return self.http_client is not None or self.http_async_client is not None
 
     def __repr__(self) -> str:
         return f"PoolKey(bases={self.bases!r}, adaptive={self.adaptive})"
 
 
-def _tls_context() -> ssl.SSLContext:
-    """One TLS context for every client of every pool: httpx would build one per client, and
-    loading the CA bundle takes ~90 ms, paid by every `asyncio.run` (a new loop needs a new client).
-    Keyed by the two variables httpx's default context honours, so setting them still works."""
-    return _tls_context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-
-
-@functools.lru_cache(maxsize=4)
-def _tls_context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:  # noqa: ARG001
-    # The arguments are the cache key only: httpx reads the same two variables itself.
-    return httpx.create_ssl_context()
-
-
-class _LoopClient:
-    """One event loop's client, the parked generator that closes it, and when it was last used."""
-
-    __slots__ = ("client", "closer", "used")
-
-    def __init__(self, client: httpx.AsyncClient, closer: AsyncGenerator[None, None]) -> None:
-        self.client = client
-        self.closer = closer
-        self.used = time.monotonic()
-
-
-async def _close_at_loop_shutdown(client: httpx.AsyncClient) -> AsyncGenerator[None, None]:
-    """Parked async generator that closes `client` on its own loop.
-
-    The loop tracks unfinished async generators, and `asyncio.run` (like `asyncio.Runner`) finalizes
-    them in `shutdown_asyncgens()` before closing, so a client is closed even when the caller never
-    calls `aclose()`; a loop dropped without that step just drops the connections.
-    """
-    try:
-        yield
-    finally:
-        await client.aclose()
-
-
 class SharedPool:
-    """The clients and admission of one `PoolKey`. Thread-safe; usable from several loops."""
+    """The admission and drains of one `PoolKey`, in front of its gateway's connections.
+    Thread-safe; usable from several loops."""
 
-    def __init__(self, key: PoolKey) -> None:
+    def __init__(self, key: PoolKey, connections: Connections | None = None) -> None:
         self.key = key
-        injected = key.http_client is not None or key.http_async_client is not None
+        if connections is None:  # a pool of its own (tests, tools)
+            connections = Connections(key.http_client, key.http_async_client)
+        self.connections = connections
         self.admission = Admission(
             CAPACITY,
             adaptive=key.adaptive,
             clock=key.clock,
-            max_capacity=CAPACITY if injected else MAX_IN_FLIGHT,  # the caller's limits stand
+            max_capacity=CAPACITY if key.injected else MAX_IN_FLIGHT,  # the caller's limits stand
         )
         self.drains = Drains(self.admission)
         self.leases = 0
         self.unused_since: float | None = None
         """When its last lease was dropped (None while a Transport holds one)."""
-        self._client: httpx.Client | None = None
-        # Weak keys are not enough on their own: a client's connections refer to their loop, so
-        # an entry keeps its loop alive; `_forget_gone_loops_locked` lets it go.
-        self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClient] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"SharedPool({self.key!r}, leases={self.leases}, {self.admission!r})"
 
     def sync_client(self) -> httpx.Client:
-        if self.key.http_client is not None:
-            return self.key.http_client
-        with self._lock:
-            if self._client is None:
-                self._client = httpx.Client(
-                    timeout=DEFAULT_TIMEOUT, transport=Spread(CONNECTIONS_PER_POOL, _tls_context())
-                )
-            return self._client
+        return self.connections.sync_client()
 
     async def async_client(self) -> httpx.AsyncClient:
-        if self.key.http_async_client is not None:
-            return self.key.http_async_client
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            entry = self._async_clients.get(loop)
-            if entry is not None:
-                entry.used = time.monotonic()
-                return entry.client
-            self._forget_gone_loops_locked()
-            client = httpx.AsyncClient(
-                timeout=DEFAULT_TIMEOUT, transport=ASpread(CONNECTIONS_PER_POOL, _tls_context())
-            )
-            entry = self._async_clients[loop] = _LoopClient(client, _close_at_loop_shutdown(client))
-        await anext(entry.closer)  # runs up to its `yield` without suspending: nothing interleaves
-        return entry.client
-
-    def _forget_gone_loops_locked(self) -> None:
-        """Drop the clients of closed loops (their connections died with them; they cannot be
-        closed from another loop) and of loops not running for `IDLE_SECONDS`: forgotten, the
-        closer's finalizer closes the client on its loop if it runs again, and a loop dropped
-        without `close()` is collected with its client instead of being kept alive by it."""
-        now = time.monotonic()
-        for loop, entry in list(self._async_clients.items()):
-            if loop.is_closed() or (not loop.is_running() and now - entry.used >= IDLE_SECONDS):
-                del self._async_clients[loop]
-
-    def _detach(self) -> tuple[httpx.Client | None, AsyncGenerator[None, None] | None]:
-        """Forget our clients; return the sync one and the current loop's closer to close."""
-        try:
-            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        with self._lock:
-            client, self._client = self._client, None
-            entry = self._async_clients.pop(loop, None) if loop is not None else None
-            # Other loops' clients close when their loop shuts down (see `_close_at_loop_shutdown`).
-            self._async_clients.clear()
-        return client, entry.closer if entry is not None else None
+        return await self.connections.async_client()
 
 
 _POOLS: dict[PoolKey, SharedPool] = {}
+_GATEWAYS: dict[GatewayKey, Connections] = {}
+"""The connections of each gateway with a registered pool (`Connections.users` counts them)."""
 _REGISTRY_LOCK = threading.Lock()
 _DROPPED: deque[Lease] = deque()
 """Leases of collected Transports, returned at the next registry change: a finalizer can run in
 the middle of one (any allocation may collect), while the lock is held."""
 _UNUSED: dict[PoolKey, SharedPool] = {}
-"""Registered pools without a lease, oldest first: closed when unused for `IDLE_SECONDS`."""
+"""Registered pools without a lease, oldest first: unregistered when unused for `IDLE_SECONDS`."""
 _GENERATION = 0
 """Bumped in a forked child: leases taken before the fork (on the parent's pools) are stale."""
 
 
 def _fresh_registry_in_child() -> None:
-    global _POOLS, _REGISTRY_LOCK, _DROPPED, _UNUSED, _GENERATION
+    global _POOLS, _GATEWAYS, _REGISTRY_LOCK, _DROPPED, _UNUSED, _GENERATION
     _POOLS = {}
+    _GATEWAYS = {}
     _DROPPED = deque()
     _UNUSED = {}
     _GENERATION += 1
@@ -219,6 +157,36 @@ os.register_at_fork(
     after_in_parent=lambda: _REGISTRY_LOCK.release(),
     after_in_child=_fresh_registry_in_child,
 )
+
+
+def _close_sync_clients_at_exit() -> None:
+    with _REGISTRY_LOCK:
+        gateways = list(_GATEWAYS.values())
+    for connections in gateways:
+        connections.close_sync()
+
+
+atexit.register(_close_sync_clients_at_exit)
+
+
+def _unregister_locked(pool: SharedPool) -> Connections | None:
+    """Forget a key's pool; its gateway's connections when no other key's pool uses them."""
+    del _POOLS[pool.key]
+    _UNUSED.pop(pool.key, None)
+    connections = pool.connections
+    connections.users -= 1
+    if connections.users or _GATEWAYS.get(pool.key.gateway) is not connections:
+        return None
+    del _GATEWAYS[pool.key.gateway]
+    return connections
+
+
+def _close(connections: Connections | None) -> None:
+    """Close a gateway's sync client; other loops' clients close on their loops (`detach`)."""
+    if connections is not None:
+        client, _ = connections.detach()  # the current loop's client closes with its loop
+        if client is not None:
+            client.close()
 
 
 class Lease:
@@ -234,30 +202,29 @@ class Lease:
         """Not returned, and taken in this process (not inherited through a fork)."""
         return not self.returned and self._generation == _GENERATION
 
-    def _return_locked(self, *, closing: bool) -> bool:
-        """Return the lease; True when it was the pool's last and the pool is now unregistered."""
+    def _return_locked(self, *, closing: bool) -> Connections | None:
+        """Return the lease; on a close, the gateway's connections when no lease of any key is
+        left on them (a key's pool unused for a while may still be registered: its next model
+        makes new clients)."""
         if self.returned:
-            return False
+            return None
         self.returned = True
         pool = self.pool
         pool.leases -= 1
-        if pool.leases > 0 or _POOLS.get(pool.key) is not pool:
-            return False
-        injected = pool.key.http_client is not None or pool.key.http_async_client is not None
-        if closing or injected:  # injected clients are the caller's: their entry goes when unused
-            del _POOLS[pool.key]
-            _UNUSED.pop(pool.key, None)
-            return closing
-        pool.unused_since = time.monotonic()  # warm for the next model, for a while
-        _UNUSED[pool.key] = pool
-        return False
+        pool.connections.leases -= 1
+        if pool.leases == 0 and _POOLS.get(pool.key) is pool:
+            if closing or pool.key.injected:  # injected clients are the caller's: entry goes
+                _unregister_locked(pool)
+            else:
+                pool.unused_since = time.monotonic()  # warm for the next model, for a while
+                _UNUSED[pool.key] = pool
+        return pool.connections if closing and not pool.connections.leases else None
 
-    def _give_back(self) -> SharedPool | None:
-        """Return the lease on close; the pool to close when this was its last lease."""
+    def _give_back(self) -> Connections | None:
+        """Return the lease on close; the connections to close when nothing uses them any more."""
         with _REGISTRY_LOCK:
             _tidy_locked()
-            last = self._return_locked(closing=True)
-        return self.pool if last else None
+            return self._return_locked(closing=True)
 
     def dropped(self) -> None:
         """Garbage-collected without a close: keep the pool registered and open."""
@@ -266,17 +233,13 @@ class Lease:
 
     def close(self) -> None:
         """Return the lease; the last one closes the sync client and forgets the async ones."""
-        pool = self._give_back()
-        if pool is not None:
-            client, _ = pool._detach()  # the current loop's client closes with its loop
-            if client is not None:
-                client.close()
+        _close(self._give_back())
 
     async def aclose(self) -> None:
         """Return the lease; the last one also closes the current loop's async client."""
-        pool = self._give_back()
-        if pool is not None:
-            client, closer = pool._detach()
+        connections = self._give_back()
+        if connections is not None:
+            client, closer = connections.detach()
             if closer is not None:
                 await closer.aclose()
             if client is not None:
@@ -284,32 +247,37 @@ class Lease:
 
 
 def _tidy_locked() -> None:
-    """At every registry change: return the leases of collected Transports, then unregister and
-    close the pools unused for `IDLE_SECONDS` (no Transport holds them, so nothing is in flight;
-    other loops' clients close on their loops: see `_detach`)."""
+    """At every registry change: return the leases of collected Transports, then unregister the
+    pools unused for `IDLE_SECONDS` (no Transport holds them, so nothing is in flight) and close
+    the connections no registered pool uses any more."""
     while _DROPPED:
         _DROPPED.popleft()._return_locked(closing=False)
     now = time.monotonic()
-    for key, pool in list(_UNUSED.items()):
+    for pool in list(_UNUSED.values()):
         assert pool.unused_since is not None
         if now - pool.unused_since < IDLE_SECONDS:
             break  # the rest went unused later
-        del _UNUSED[key], _POOLS[key]
-        client, _ = pool._detach()
-        if client is not None:
-            client.close()
+        _close(_unregister_locked(pool))
 
 
 def _lease_locked(key: PoolKey, owner: object) -> Lease:
-    """A lease on the pool for `key` (created on first use), returned when `owner` is collected."""
+    """A lease on the pool for `key` (created on first use, on its gateway's connections, which
+    are created on the gateway's first use), returned when `owner` is collected."""
     _tidy_locked()
     pool = _POOLS.get(key)
     if pool is None:
-        pool = _POOLS[key] = SharedPool(key)
+        connections = _GATEWAYS.get(key.gateway)
+        if connections is None:
+            connections = _GATEWAYS[key.gateway] = Connections(
+                key.http_client, key.http_async_client
+            )
+        connections.users += 1
+        pool = _POOLS[key] = SharedPool(key, connections)
     elif pool.unused_since is not None:
         pool.unused_since = None
         del _UNUSED[key]
     pool.leases += 1
+    pool.connections.leases += 1
     taken = Lease(pool)
     weakref.finalize(owner, taken.dropped)
     return taken

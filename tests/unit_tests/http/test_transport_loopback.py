@@ -145,11 +145,11 @@ async def test_120_concurrent_posts_share_one_async_client(server: Server) -> No
     assert sorted(r.body["echo"]["i"] for r in replies) == list(range(120))
     assert {r.base_url for r in replies} == {server.url}
     pool = transport._pool()
-    assert len(pool._async_clients) == 1
+    assert len(pool.connections.async_clients()) == 1
     assert len(server.connections) <= 120
     assert server.auth == {f"Bearer {KEY}"}
     await transport.aclose()
-    assert len(pool._async_clients) == 0
+    assert len(pool.connections.async_clients()) == 0
 
 
 def test_same_transport_across_two_asyncio_runs(server: Server) -> None:
@@ -158,7 +158,7 @@ def test_same_transport_across_two_asyncio_runs(server: Server) -> None:
 
     async def once(i: int) -> Any:
         reply = await transport.apost_json("/ok", {"i": i})
-        clients.extend(entry.client for entry in transport._pool()._async_clients.values())
+        clients.extend(transport._pool().connections.async_clients())
         return reply.body["echo"]["i"]
 
     assert asyncio.run(once(1)) == 1
@@ -210,12 +210,12 @@ async def test_unreachable_primary_falls_back_over_real_sockets(server: Server, 
 async def test_context_managers_close_clients(server: Server) -> None:
     with make(server.url) as transport:
         transport.post_json("/ok", {})
-        client = transport._pool()._client
+        client = transport._pool().connections._client
     assert client is not None
     assert client.is_closed
     async with make(server.url) as atransport:
         await atransport.apost_json("/ok", {})
-        aclient = next(iter(atransport._pool()._async_clients.values())).client
+        aclient = atransport._pool().connections.async_clients()[0]
     assert aclient.is_closed
     with pytest.raises(KimiError):
         # Still usable after close: a fresh client is created lazily.

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from langchain_kimi import ChatKimi
-from langchain_kimi._http.pool import shared
+from langchain_kimi._http.pool import connections, shared
 from tests.support.echo_gateway import EchoServer
 from tests.support.loopback import running
 
@@ -99,7 +99,7 @@ def test_event_loops_dropped_without_close_do_not_keep_their_clients(gateway: Ec
         asyncio.run(model.ainvoke("sweep"))
         gc.collect()
     pool = model._transport()._pool()
-    assert len(pool._async_clients) <= 1
+    assert len(pool.connections.async_clients()) <= 1
     # A loop costs 4 descriptors here (selector, self-pipe pair, one connection) + the server's.
     assert _settled_fds(fds + 8) <= fds + 8
 
@@ -131,9 +131,9 @@ def test_the_shared_tls_context_follows_the_ca_variables(monkeypatch: pytest.Mon
     client (a test's own CA, a corporate bundle) is still honoured."""
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
-    default = shared._tls_context()
-    assert shared._tls_context() is default
+    default = connections._tls_context()
+    assert connections._tls_context() is default
     monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
-    own = shared._tls_context()
+    own = connections._tls_context()
     assert own is not default
-    assert shared._tls_context() is own
+    assert connections._tls_context() is own

@@ -6,12 +6,16 @@ The pools are `httpx.MockTransport`s (no sockets): the tests watch where request
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
 
+from langchain_kimi._http.pool import spread as spread_module
 from langchain_kimi._http.pool.spread import ASpread, Spread
 
 URL = "https://gateway.test/v1/messages"
@@ -131,3 +135,78 @@ def test_a_request_goes_to_the_lowest_pool_with_room() -> None:
     assert transport._places.busy == [0] * 5
     transport.handle_request(httpx.Request("POST", URL))
     assert transport._places.busy == [1, 0, 0, 0, 0]
+
+
+def _held(transport: Spread, count: int) -> list[httpx.Response]:
+    return [transport.handle_request(httpx.Request("POST", URL)) for _ in range(count)]
+
+
+def test_idle_connections_beyond_the_cap_are_closed_at_once_the_highest_pools_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(spread_module, "KEEPALIVE_CAP", 2)
+    transport, made = spread(Spread)
+    for response in _held(transport, 5):
+        response.stream.close()
+    assert [pool.closed for pool in made[:5]] == [False, False, True, True, True]
+    assert transport.idle == 2
+    assert transport.pools == 5  # the closed pools' places hold new, empty pools
+    again = _held(transport, 3)  # the warm pools first, then an empty one
+    assert transport.idle == 0
+    assert transport._places.connections == [1, 1, 1, 0, 0]
+    for response in again:
+        response.stream.close()
+
+
+def test_a_busy_spread_below_the_cap_closes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under steady load a freed connection is taken again: idle stays under the cap."""
+    monkeypatch.setattr(spread_module, "KEEPALIVE_CAP", 2)
+    transport, made = spread(Spread)
+    held = _held(transport, 5)
+    for _ in range(20):
+        held.pop(0).stream.close()
+        held += _held(transport, 1)
+    assert not any(pool.closed for pool in made)
+    assert transport.pools == 5
+    for response in held:
+        response.stream.close()
+
+
+def test_idle_pools_expire_without_more_traffic_and_no_thread_stays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(spread_module, "KEEPALIVE_SECONDS", 0.05)
+    transport, made = spread(Spread)
+    held = _held(transport, 3)
+    assert transport._timer is None  # nothing idle, no timer thread
+    held[0].stream.close()
+    held[1].stream.close()
+    timer = transport._timer
+    assert isinstance(timer, threading.Timer)
+    deadline = time.monotonic() + 5
+    while not (made[0].closed and made[1].closed) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [pool.closed for pool in made[:3]] == [True, True, False]  # the busy one stays
+    assert transport.idle == 0
+    timer.join(5)
+    assert not timer.is_alive()
+    assert transport._timer is None  # nothing idle any more: no thread re-armed
+    held[2].stream.close()
+    transport.close()
+
+
+async def test_idle_async_pools_expire_on_their_loop_without_more_traffic(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(spread_module, "KEEPALIVE_SECONDS", 0.05)
+    transport, made = spread(ASpread)
+    held = [await transport.handle_async_request(httpx.Request("POST", URL)) for _ in range(2)]
+    for response in held:
+        await response.stream.aclose()
+    assert transport._timer is not None
+    deadline = time.monotonic() + 5
+    while not all(pool.closed for pool in made[:2]) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert [pool.closed for pool in made[:2]] == [True, True]
+    assert transport.idle == 0
+    assert transport._timer is None  # nothing idle: no timer left on the loop
