@@ -4,8 +4,8 @@ Nothing sleeps: time is the simulation's own, events run in time order. What is 
 the outside world; the client side is the shipped code itself, driven as the transport drives it
 (`_http/_async/exchange.py`): each call takes its turns through `Admission` (`AdmittedCall._turns`,
 the queue, the in-flight capacity, the pacer, the pool timeout), reports each attempt's outcome
-on its `Permit`, and after a 429 asks `RetryPlan.next_delay` (with the pool's free re-queue rule)
-and `AdmittedCall.retry_wait` what to do next. One `Admission` per simulated client process, all
+on its `Permit`, and after a 429 asks `RetryPlan.after` (with the pool's free re-queue rule) what
+to do next. One `Admission` per simulated client process, all
 behind one gateway (several processes sharing one key).
 
 The world varies as real gateways and clients do:
@@ -33,17 +33,12 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
 from langchain_kimi._errors import KimiError, KimiRateLimitError
-from langchain_kimi._http.pool.admission import (
-    ANSWERED,
-    Admission,
-    Permit,
-    _Wait,
-    _Waiter,
-    outcome_of,
-)
-from langchain_kimi._http.pool.pacer import Pacer
+from langchain_kimi._http.limits.admission import Admission, Permit, _Wait, _Waiter
+from langchain_kimi._http.limits.controller import Paced
+from langchain_kimi._http.limits.outcome import ANSWERED, outcome_of
+from langchain_kimi._http.limits.pacer import Pacer
+from langchain_kimi._http.limits.retry import Failure, RetryPlan
 from langchain_kimi._http.pool.shared import CAPACITY, MAX_IN_FLIGHT
-from langchain_kimi._http.retry import Failure, RetryPlan
 
 
 @dataclass(frozen=True)
@@ -140,7 +135,9 @@ class _Call:
         sim = process.sim
         self.process = process
         self.sim = sim
-        self.plan = RetryPlan(["gateway"], sim.p.retries, jitter=sim.random.uniform)
+        self.plan = RetryPlan(
+            ["gateway"], sim.p.retries, budget=sim.p.pool_timeout, jitter=sim.random.uniform
+        )
         self.admitted = process.admission.call(sim.p.pool_timeout)
         self.turns: Generator[_Wait, None, Permit] | None = None
         self.version = 0  # a resume scheduled for an older wait is stale
@@ -200,14 +197,12 @@ class _Call:
         error = KimiRateLimitError("429: slow down", status_code=429)
         failure = Failure(error=error, retryable=True, fallback=False, retry_after=seconds)
         permit.done(outcome_of(failure))
-        delay = self.plan.next_delay(failure, requeue=self.admitted.requeues(failure))
-        if delay is None:
+        delay = self.plan.after(failure, requeue=self.admitted.requeues(failure))
+        if delay is failure.error:
             self._end(failed=f"gave up after {self.plan.attempt} retries")
             return
-        try:
-            delay = self.admitted.retry_wait(delay, failure)
-        except KimiError as refused:
-            self._end(failed=str(refused))
+        if isinstance(delay, KimiError):
+            self._end(failed=str(delay))
             return
         self.sim.at(self.sim.now + delay, self.enter)
 
@@ -280,6 +275,11 @@ def ideal_seconds(profile: Profile) -> float:
     return beyond_burst / profile.rate + sum(profile.latency) / 2
 
 
+def _pacer(admission: Admission) -> Pacer:
+    assert isinstance(admission.controller, Paced)
+    return admission.controller.pacer
+
+
 def run(profile: Profile, seed: int = 0) -> Result:
     sim = _Simulation(profile, seed)
     ideal = ideal_seconds(profile)
@@ -289,7 +289,7 @@ def run(profile: Profile, seed: int = 0) -> Result:
         wall_over_ideal=sim.end / ideal,
         requests_per_answer=sim.requests / max(1, sim.answers),
         failed=len(sim.errors),
-        pacers=[admission._pacer for admission in admissions],
+        pacers=[_pacer(admission) for admission in admissions],
         admissions=admissions,
         end=sim.end,
         errors=sim.errors,

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import httpx
 
 from langchain_kimi._http.config import DEFAULT_TIMEOUT
-from langchain_kimi._http.pool.admission import Admission
+from langchain_kimi._http.limits.admission import Admission
 from langchain_kimi._http.pool.drains import Drains
 from langchain_kimi._http.pool.spread import ASpread, Spread
 

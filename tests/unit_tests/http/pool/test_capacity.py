@@ -9,8 +9,9 @@ import time
 import httpx
 import pytest
 
+from langchain_kimi._http.limits.admission import SLOW_ANSWER, Admission, Permit
+from langchain_kimi._http.limits.outcome import ANSWERED
 from langchain_kimi._http.pool import shared
-from langchain_kimi._http.pool.admission import ANSWERED, SLOW_ANSWER, Admission, Permit
 from langchain_kimi._http.pool.spread import ASpread, Spread
 from tests.support.loopback import LoopbackServer, QuietHandler, running
 

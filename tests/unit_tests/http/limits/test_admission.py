@@ -17,8 +17,9 @@ from pydantic import SecretStr
 
 from langchain_kimi import ChatKimi
 from langchain_kimi._errors import KimiQuotaExceededError, KimiRateLimitError, KimiTimeoutError
-from langchain_kimi._http.pool.admission import ANSWERED, Admission, Outcome, Permit, _Waiter
-from langchain_kimi._http.pool.pacer import HEAL, MARGIN, PROBE, Pacer
+from langchain_kimi._http.limits.admission import Admission, Permit, _Waiter
+from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
+from langchain_kimi._http.limits.pacer import HEAL, MARGIN, PROBE, Pacer
 from langchain_kimi._http.transport import Transport, TransportConfig
 from tests.support.fake_clock import Clock, paced_pacer
 from tests.support.fake_transport import OK, Script, ok, post, scripted_transport
@@ -237,7 +238,7 @@ def admission(
     clock = Clock()
     gate = Admission(capacity, adaptive=adaptive, clock=clock)
     if warm:
-        gate._start.window = capacity
+        gate.controller.slow_start.window = capacity
     return gate, clock
 
 
@@ -426,7 +427,7 @@ def test_only_the_head_sleeps_on_a_time_so_no_wait_is_stale() -> None:
     assert waits[0].timed
     assert waits[0].seconds == pytest.approx(1.0)
     assert [w.timed for w in waits[1:]] == [False] * 4
-    gate._pacer.rate = 4.0  # the rate rises: the head's next wait follows it at once
+    gate.controller.pacer.rate = 4.0  # the rate rises: the head's next wait follows it at once
     clock.now += 0.1
     head_wait = gate._poll(waiters[0])
     assert not isinstance(head_wait, Permit)

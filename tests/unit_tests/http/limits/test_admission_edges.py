@@ -1,7 +1,7 @@
 """Admission at its edges: the default cool-down, the serving window, capacity growth from hold
 times, the first report of a permit, and the wait before a retry against the pool timeout.
 
-Each test pins one rule of `langchain_kimi._http.pool.admission` that a mutation run (issue 19
+Each test pins one rule of `langchain_kimi._http.limits.admission` that a mutation run (issue 19
 item 5) showed unpinned. A fake clock; nothing sleeps.
 """
 
@@ -14,16 +14,11 @@ from dataclasses import dataclass
 import pytest
 
 from langchain_kimi._errors import KimiError, KimiRateLimitError, KimiTimeoutError
-from langchain_kimi._http.pool.admission import (
-    ANSWERED,
-    DEFAULT_COOL_DOWN,
-    Admission,
-    Outcome,
-    _Wait,
-    _Waiter,
-)
-from langchain_kimi._http.pool.slow_start import FIRST_HORIZON, SERVING_WINDOW, START
-from langchain_kimi._http.retry import RETRY_AFTER_CAP
+from langchain_kimi._http.limits.admission import Admission, _Wait, _Waiter
+from langchain_kimi._http.limits.cool_down import DEFAULT_COOL_DOWN
+from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
+from langchain_kimi._http.limits.retry import RETRY_AFTER_CAP, RetryPlan
+from langchain_kimi._http.limits.slow_start import FIRST_HORIZON, SERVING_WINDOW, START
 from tests.support.fake_clock import Clock, paced_pacer
 
 
@@ -97,32 +92,34 @@ def _throttled(retry_after: float | None) -> Failure:
     return Failure(KimiRateLimitError("rate limited", status_code=429), retry_after=retry_after)
 
 
+def _after(budget: float | None, failure: Failure) -> float | KimiError:
+    """The retry decision for `failure`, the call's first, with a pool timeout of `budget`."""
+    plan = RetryPlan(["https://gateway"], 2, budget=budget, jitter=lambda low, high: high)
+    return plan.after(failure)  # type: ignore[arg-type]
+
+
 def test_our_own_backoff_is_waited_whatever_the_pool_timeout() -> None:
-    admission, _ = gate()
-    call = admission.call(0.5)
-    assert call.retry_wait(1.5, _throttled(None)) == 1.5
-    assert call.retry_wait(1.5, _throttled(3.0)) == 1.5  # not the gateway's wait: ours
+    assert _after(0.1, _throttled(None)) == 0.5  # a first retry's backoff (unjittered), past 0.1 s
+    assert _after(0.5, _throttled(0.25)) == 0.25  # the gateway's wait, within the budget
 
 
 def test_the_gateways_wait_is_capped_for_a_call_without_a_pool_timeout() -> None:
-    admission, _ = gate()
     wait = RETRY_AFTER_CAP + 100.0
-    assert admission.call(None).retry_wait(wait, _throttled(wait)) == RETRY_AFTER_CAP
-    assert admission.call(None).retry_wait(2.0, _throttled(2.0)) == 2.0
+    assert _after(None, _throttled(wait)) == RETRY_AFTER_CAP
+    assert _after(None, _throttled(2.0)) == 2.0
 
 
 def test_the_gateways_wait_up_to_the_pool_timeout_is_waited() -> None:
-    admission, _ = gate()
-    assert admission.call(5.0).retry_wait(5.0, _throttled(5.0)) == 5.0
+    assert _after(5.0, _throttled(5.0)) == 5.0
 
 
-def test_the_gateways_wait_beyond_the_pool_timeout_raises_the_failure_saying_why() -> None:
-    admission, _ = gate()
+def test_the_gateways_wait_beyond_the_pool_timeout_is_a_new_error_saying_why() -> None:
     failure = _throttled(6.0)
-    with pytest.raises(KimiRateLimitError) as raised:
-        admission.call(5.0).retry_wait(6.0, failure)
-    assert raised.value is failure.error
-    assert "retry after 6s, longer than this call's pool timeout of 5s" in str(raised.value)
+    error = _after(5.0, failure)
+    assert isinstance(error, KimiRateLimitError)
+    assert "retry after 6s, longer than this call's pool timeout of 5s" in str(error)
+    assert error.status_code == 429
+    assert str(failure.error) == "rate limited (status 429)"  # built once, never edited
 
 
 async def _yield_then_advance(clock: Clock, seconds: float) -> None:
@@ -171,7 +168,9 @@ def test_a_head_waiting_for_a_slot_is_woken_when_its_wait_becomes_a_paced_turn()
     # The head waits to be woken (no time limit) while every slot is taken. When the slot frees
     # and the pace holds the next send back, the head must be woken to sleep its turn instead.
     admission, clock = gate(adaptive=True)
-    admission._pacer = paced_pacer(1.0, at=clock.now)  # an empty bucket: the next turn is 1 s off
+    admission.controller.pacer = paced_pacer(
+        1.0, at=clock.now
+    )  # an empty bucket: the next turn is 1 s off
     holder = admission.call(30.0).enter(clock.sleep)
     head = _Waiter(1, None)
     turns = admission.call(30.0)._turns(head)

@@ -1,4 +1,4 @@
-"""The slow start of one pool (`langchain_kimi._http.pool.slow_start`): how many requests may be out
+"""The slow start of one pool (`langchain_kimi._http.limits.slow_start`): how many requests may be out
 before the gateway could have refused them, and when a 429 is only a lost turn.
 
 Sans-I/O: times are plain floats chosen exact in binary. Through `Admission` the slow start only
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from langchain_kimi._http.pool.admission import ANSWERED, Admission, Outcome, _Waiter
-from langchain_kimi._http.pool.slow_start import (
+from langchain_kimi._http.limits.admission import Admission, _Waiter
+from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
+from langchain_kimi._http.limits.slow_start import (
     FIRST_HORIZON,
     IDLE,
     MIN_HORIZON,
@@ -182,7 +183,7 @@ def test_a_full_pool_of_slow_answers_grows_before_the_first_answer_returns() -> 
     # out for SLOW_ANSWER (1 s) on average long before: the pool grows then.
     clock = Clock()
     gate = Admission(2, adaptive=True, clock=clock, max_capacity=6)
-    gate._start.window = 6  # slow start over
+    gate.controller.slow_start.window = 6  # slow start over
     held = [gate.call(30.0).enter(clock.sleep) for _ in range(2)]
     waiter = gate.call(30.0)
     turns = waiter._turns(_Waiter(waiter._ticket, None))

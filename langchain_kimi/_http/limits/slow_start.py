@@ -1,6 +1,7 @@
 """How many requests of one pool may be out before the gateway has had a chance to refuse them.
 
-Sans-I/O, like `pacer` (the caller, `admission`, holds the lock and the clock). A gateway refuses
+A part of the controller (`controller.py`): sans-I/O, like `pacer` (admission holds the lock and
+the clock). A gateway refuses
 a request over its limit at once (a 429 takes one round trip) but answers an admitted one only
 when the model is done (seconds). So a request is *unproven* from its send until it is answered,
 refused, or has been out for `horizon` seconds without a 429 (then it was admitted). Before this
@@ -25,12 +26,14 @@ gateway's bucket before the first 429 was seen, 150 of them refused.
 `admitted_recently` says whether the gateway admitted a request of this pool within
 `SERVING_WINDOW` (answered it, or held it past the horizon), `starting` whether a request left
 within that time of the pool's start: in either case a 429 to a request sent with others only
-cost the call its turn (`admission.AdmittedCall.requeues`).
+cost the call its turn (`lost_turn`, asked by `admission.AdmittedCall.requeues`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from langchain_kimi._http.limits.outcome import Outcome, Request
 
 START = 10
 """Unproven requests allowed at first (as TCP's initial window of 10 segments)."""
@@ -104,6 +107,25 @@ class SlowStart:
     def ended(self, key: object) -> None:
         """The request ended otherwise (another error, or it was never sent): proves nothing."""
         self._unproven.pop(key, None)
+
+    def record(self, request: Request, outcome: Outcome | None, now: float) -> None:
+        """How `request` ended (None: given up without a verdict)."""
+        kind = None if outcome is None else outcome.kind
+        if kind == "answered":
+            self.answered(request, now)
+        elif kind == "throttled":
+            self.refused(request, request.sent_at, now)
+        else:
+            self.ended(request)
+
+    def lost_turn(self, request: Request, now: float) -> bool:
+        """Whether a 429 for `request` only cost it its turn: the gateway serves the pool, or the
+        request went with others while the pool was starting (other processes sharing the key
+        may hold the gateway's whole rate until the pool has its share). A lone call refused
+        with nothing admitted lately is told no more than that: its retries count."""
+        if self.admitted_recently(now):
+            return True
+        return request.crowded and self.starting(request.sent_at)
 
     def admitted_recently(self, now: float) -> bool:
         self._age(now)

@@ -1,9 +1,9 @@
-"""The rate controller of one connection pool: after a 429, sends are paced at the admitted rate.
+"""The pacer of one (gateway, key): after a 429, sends are paced at the rate the gateway admitted.
 
-Sans-I/O: plain arithmetic on the times it is given (the caller, `admission`, holds the lock and
-the clock). Inert (no pacing, full speed; `slow_start` bounds a first burst) until the gateway
-first answers 429. From then on a client-side token bucket paces the sends at `rate`, and the rate
-is re-measured step by step:
+A part of the controller (`controller.py`). Sans-I/O: plain arithmetic on the times it is given
+(admission holds the lock and the clock). Inert (no pacing, full speed; `slow_start` bounds a
+first burst) until the gateway first answers 429. From then on a client-side token bucket paces
+the sends at `rate`, and the rate is re-measured step by step:
 
 - **Start.** At the first 429 the rate is what the gateway admitted over the last second (sends
   not answered 429; those still in flight count as admitted: a 429 comes back at once), or near
@@ -23,8 +23,8 @@ is re-measured step by step:
 
 It assumes what a 429 says: the gateway refused that request because too many were sent, and
 admits some steady rate (the same for requests of any size); the `Retry-After` of the refused
-call is honoured by that call (`admission`), not used as a measure of the rate, because gateways
-round it (whole seconds), omit it, or say 0.
+call is honoured by that call (`retry.RetryPlan.after`), not used as a measure of the rate,
+because gateways round it (whole seconds), omit it, or say 0.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The pacer's arithmetic at its edges: bursts, floors, caps, step and look-back boundaries.
 
-Each test pins one rule of `langchain_kimi._http.pool.pacer` that a mutation run (issue 19 item 5)
+Each test pins one rule of `langchain_kimi._http.limits.pacer` that a mutation run (issue 19 item 5)
 showed unpinned. Times are plain floats chosen exact in binary, so the boundaries are exact.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from langchain_kimi._http.pool.pacer import HEAL, MARGIN, PROBE, Pacer
+from langchain_kimi._http.limits.pacer import HEAL, MARGIN, PROBE, Pacer
 from tests.support.fake_clock import paced_pacer
 
 

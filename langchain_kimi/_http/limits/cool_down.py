@@ -1,0 +1,36 @@
+"""The shared cool-down of one (gateway, key): every call waits until the pause a refusal asked for
+has passed.
+
+Sans-I/O, like every part of the controller (`controller.py`). What pacing does not cover: a
+503 with `Retry-After` (the service is busy, not rate limiting) and, when pacing is off, a 429.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from langchain_kimi._http.limits.outcome import Outcome
+from langchain_kimi._http.limits.retry import RETRY_AFTER_CAP
+
+DEFAULT_COOL_DOWN = 0.5
+"""Seconds every call waits after a 429 without `Retry-After` when adaptive pacing is off."""
+
+
+@dataclass
+class CoolDown:
+    """When every call of the pool may go again; `throttles`: a 429 pauses them too."""
+
+    throttles: bool
+    _resume_at: float = field(default=float("-inf"), repr=False)
+
+    def delay(self, now: float) -> float:
+        """Seconds until the pause is over (0: it is)."""
+        return max(0.0, self._resume_at - now)
+
+    def record(self, outcome: Outcome, now: float) -> None:
+        if outcome.kind == "overloaded" or (outcome.kind == "throttled" and self.throttles):
+            pause = outcome.retry_after
+            if pause is None or pause <= 0:
+                pause = DEFAULT_COOL_DOWN if outcome.kind == "throttled" else 0.0
+            # A call whose pool timeout is shorter fails at once instead (`admission`).
+            self._resume_at = max(self._resume_at, now + min(pause, RETRY_AFTER_CAP))
