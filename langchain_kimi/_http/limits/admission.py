@@ -10,7 +10,7 @@ loops through one lock:
   500 concurrent calls five times slower than 100. Beyond that, calls wait here in the order they
   first arrived: a call sent again after a 429 keeps its place. **Capacity follows slow
   answers**: while calls wait for a slot and the requests in flight (or the slots released
-  lately) have been out `SLOW_ANSWER` seconds or more on average, it grows by `capacity_step`,
+  lately) have been out `slow_answer` seconds or more on average, it grows by `capacity_step`,
   up to `max_capacity` (`pool.spread` opens small connection pools as they fill): a gateway
   admitting 20 calls/s of 60 s answers needs 1,200 in flight.
 - **The controller** (`controller.py`) says when the head of the queue may go, learns from every
@@ -39,12 +39,9 @@ from dataclasses import dataclass
 
 from langchain_kimi._errors import KimiTimeoutError
 from langchain_kimi._http.limits.controller import Controller, Paced, Unpaced
+from langchain_kimi._http.limits.knobs import KNOBS
 from langchain_kimi._http.limits.outcome import Outcome, outcome_of
 from langchain_kimi._http.limits.retry import Failure
-
-SLOW_ANSWER = 1.0
-"""Seconds a slot is held on average (sent to closed) above which a full pool grows."""
-_HOLD_WEIGHT = 0.1  # of each released slot, in the moving average of hold times
 
 
 class _Waiter:
@@ -138,7 +135,7 @@ class Admission:
         return AdmittedCall(self, budget, next(self._tickets))
 
     def serving(self) -> bool:
-        """Whether the gateway admitted a call of this pool within `SERVING_WINDOW` (answered it,
+        """Whether the gateway admitted a call of this pool within `serving_window` (answered it,
         or held it longer than a refusal takes: `slow_start`)."""
         with self._lock:
             return self.controller.serving(self.clock())
@@ -200,12 +197,12 @@ class Admission:
 
     def _slow_in(self, now: float) -> float:
         """Seconds until answers count as slow (0: they do): the slots released so far were held
-        `SLOW_ANSWER` on average, or the requests in flight have been out that long on average
+        `slow_answer` on average, or the requests in flight have been out that long on average
         (the first answers of a slow model are not back yet)."""
-        if self._hold >= SLOW_ANSWER:
+        if self._hold >= KNOBS.slow_answer:
             return 0.0
         mean_age = now - self._sent_sum / self._in_flight if self._in_flight else 0.0
-        return max(0.0, SLOW_ANSWER - mean_age)
+        return max(0.0, KNOBS.slow_answer - mean_age)
 
     def _wake(self, waiters: list[_Waiter], *, but: _Waiter | None = None) -> None:
         for waiter in waiters:
@@ -235,7 +232,7 @@ class Admission:
             if release:
                 self._free(permit)
                 self.controller.record(permit, None, now)
-                self._hold += _HOLD_WEIGHT * (now - permit.sent_at - self._hold)
+                self._hold += KNOBS.hold_weight * (now - permit.sent_at - self._hold)
             woken, _ = self._dispatch()
         self._wake(woken)
 

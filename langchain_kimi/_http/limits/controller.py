@@ -53,7 +53,7 @@ class Controller(Protocol):
         ...
 
     def serving(self, now: float) -> bool:
-        """Whether the gateway admitted a request lately (`slow_start.SERVING_WINDOW`)."""
+        """Whether the gateway admitted a request lately (`knobs.serving_window`)."""
         ...
 
 

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from langchain_kimi._http.limits.knobs import KNOBS
 from langchain_kimi._http.limits.outcome import Outcome
-from langchain_kimi._http.limits.retry import RETRY_AFTER_CAP
-
-DEFAULT_COOL_DOWN = 0.5
-"""Seconds every call waits after a 429 without `Retry-After` when adaptive pacing is off."""
 
 
 @dataclass
@@ -31,6 +28,6 @@ class CoolDown:
         if outcome.kind == "overloaded" or (outcome.kind == "throttled" and self.throttles):
             pause = outcome.retry_after
             if pause is None or pause <= 0:
-                pause = DEFAULT_COOL_DOWN if outcome.kind == "throttled" else 0.0
+                pause = KNOBS.default_cool_down if outcome.kind == "throttled" else 0.0
             # A call whose pool timeout is shorter fails at once instead (`admission`).
-            self._resume_at = max(self._resume_at, now + min(pause, RETRY_AFTER_CAP))
+            self._resume_at = max(self._resume_at, now + min(pause, KNOBS.retry_after_cap))

@@ -14,16 +14,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from langchain_kimi._errors import KimiError
+from langchain_kimi._http.limits.knobs import KNOBS
 
 logger = logging.getLogger("langchain_kimi")
 
 # 408 request timeout, 409 lock conflict, 429 rate limit; every 5xx (incl. 529 overloaded).
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
-_BACKOFF_BASE = 0.5
-_BACKOFF_CAP = 8.0
-RETRY_AFTER_CAP = 60.0
-"""Longest server-requested wait honoured by a call without a pool timeout (a call with one is
-limited by it instead, and fails at once, saying so, when the gateway asks for longer)."""
 
 
 @dataclass(frozen=True)
@@ -108,10 +104,10 @@ class RetryPlan:
         return failure.error
 
     def _servers_wait(self, failure: Failure, seconds: float) -> float | KimiError:
-        """The server's requested wait: capped without a pool timeout; beyond the call's pool
-        timeout, the error to raise at once instead."""
+        """The server's requested wait: capped at `retry_after_cap` without a pool timeout; beyond
+        the call's pool timeout, the error to raise at once instead."""
         if self._budget is None:
-            return min(seconds, RETRY_AFTER_CAP)
+            return min(seconds, KNOBS.retry_after_cap)
         if seconds > self._budget:
             return _not_retried(
                 failure.error,
@@ -137,8 +133,11 @@ def _not_retried(error: KimiError, why: str) -> KimiError:
 def backoff_delay(
     attempt: int, *, jitter: Callable[[float, float], float] = random.uniform
 ) -> float:
-    """Exponential backoff: ~0.5 s doubling per retry, capped at 8 s, with 25% downward jitter."""
-    return min(_BACKOFF_CAP, _BACKOFF_BASE * 2.0**attempt) * jitter(0.75, 1.0)
+    """Exponential backoff: `backoff_first` doubling per retry, capped at `backoff_cap`, times a
+    uniform draw from `backoff_jitter` to 1."""
+    return min(KNOBS.backoff_cap, KNOBS.backoff_first * 2.0**attempt) * jitter(
+        KNOBS.backoff_jitter, 1.0
+    )
 
 
 def is_retryable_status(status: int) -> bool:

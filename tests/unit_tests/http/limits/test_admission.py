@@ -18,8 +18,9 @@ from pydantic import SecretStr
 from langchain_kimi import ChatKimi
 from langchain_kimi._errors import KimiQuotaExceededError, KimiRateLimitError, KimiTimeoutError
 from langchain_kimi._http.limits.admission import Admission, Permit, _Waiter
+from langchain_kimi._http.limits.knobs import KNOBS
 from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
-from langchain_kimi._http.limits.pacer import HEAL, MARGIN, PROBE, Pacer
+from langchain_kimi._http.limits.pacer import Pacer
 from langchain_kimi._http.transport import Transport, TransportConfig
 from tests.support.fake_clock import Clock, paced_pacer
 from tests.support.fake_transport import OK, Script, ok, post, scripted_transport
@@ -446,7 +447,7 @@ def test_pacing_returns_to_inert_within_heal_seconds_of_clean_replies() -> None:
     assert gate.rate is not None
     for permit in permits[10:]:
         permit.done(ANSWERED)
-    clock.now += HEAL
+    clock.now += KNOBS.heal
     assert gate.rate is None
     clock.sleeps.clear()
     started = clock.now
@@ -472,7 +473,7 @@ def test_a_throttled_step_sets_the_rate_to_what_the_gateway_admitted() -> None:
     # The first step that measured enough (0.25 s: 24 sends, 6 refused) set the rate to what
     # was admitted in it.
     assert now == pytest.approx(0.25)
-    assert pacer.rate == pytest.approx(MARGIN * 18 / 0.25)
+    assert pacer.rate == pytest.approx(KNOBS.margin * 18 / 0.25)
 
 
 def test_clean_steps_probe_upward_by_doubling_raises() -> None:
@@ -487,9 +488,9 @@ def test_clean_steps_probe_upward_by_doubling_raises() -> None:
             pacer.sent(now)
         rates.append(round(pacer.current(now) or 0.0, 6))
     raises = [b - a for a, b in zip([10.0, *rates], rates, strict=False)]
-    assert raises[0] == pytest.approx(PROBE)
-    assert raises[1] == pytest.approx(2 * PROBE)
-    assert raises[2] == pytest.approx(4 * PROBE)
+    assert raises[0] == pytest.approx(KNOBS.probe)
+    assert raises[1] == pytest.approx(2 * KNOBS.probe)
+    assert raises[2] == pytest.approx(4 * KNOBS.probe)
 
 
 # -- sync and async waits are one logic (issue 19: twins that drifted) ----------------------------
@@ -610,10 +611,10 @@ def test_a_new_episode_starts_near_the_rate_the_last_one_measured() -> None:
     for _ in range(150):
         pacer.throttled(sent_at=0.0, now=0.001)  # the first wave: 50 of 200 admitted
     assert pacer.rate == pytest.approx(50.0)
-    assert pacer.current(0.001 + HEAL) is None  # healed
+    assert pacer.current(0.001 + KNOBS.heal) is None  # healed
     pacer.sent(10.0)
     pacer.throttled(sent_at=10.0, now=10.0)  # a lone 429 much later
-    assert pacer.rate == pytest.approx(MARGIN * 50.0)
+    assert pacer.rate == pytest.approx(KNOBS.margin * 50.0)
 
 
 def test_a_pace_nobody_used_is_not_raised() -> None:

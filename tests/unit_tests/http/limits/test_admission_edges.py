@@ -15,10 +15,9 @@ import pytest
 
 from langchain_kimi._errors import KimiError, KimiRateLimitError, KimiTimeoutError
 from langchain_kimi._http.limits.admission import Admission, _Wait, _Waiter
-from langchain_kimi._http.limits.cool_down import DEFAULT_COOL_DOWN
+from langchain_kimi._http.limits.knobs import KNOBS
 from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
-from langchain_kimi._http.limits.retry import RETRY_AFTER_CAP, RetryPlan
-from langchain_kimi._http.limits.slow_start import FIRST_HORIZON, SERVING_WINDOW, START
+from langchain_kimi._http.limits.retry import RetryPlan
 from tests.support.fake_clock import Clock, paced_pacer
 
 
@@ -39,7 +38,7 @@ def test_a_429_without_retry_after_holds_every_call_back_for_the_default_cool_do
     admission, clock = gate()
     admission.call(30.0).enter(clock.sleep).done(Outcome("throttled", None))
     admission.call(30.0).enter(clock.sleep).release()
-    assert clock.sleeps == [DEFAULT_COOL_DOWN]
+    assert clock.sleeps == [KNOBS.default_cool_down]
 
 
 def test_only_the_first_report_of_a_permit_counts() -> None:
@@ -56,7 +55,7 @@ def test_the_pool_is_served_for_exactly_the_serving_window_after_an_answer() -> 
     admission, clock = gate()
     assert not admission.serving()
     admission.call(30.0).enter(clock.sleep).done(ANSWERED)
-    clock.now += SERVING_WINDOW - 0.5
+    clock.now += KNOBS.serving_window - 0.5
     assert admission.serving()
     clock.now += 0.5
     assert not admission.serving()
@@ -104,8 +103,8 @@ def test_our_own_backoff_is_waited_whatever_the_pool_timeout() -> None:
 
 
 def test_the_gateways_wait_is_capped_for_a_call_without_a_pool_timeout() -> None:
-    wait = RETRY_AFTER_CAP + 100.0
-    assert _after(None, _throttled(wait)) == RETRY_AFTER_CAP
+    wait = KNOBS.retry_after_cap + 100.0
+    assert _after(None, _throttled(wait)) == KNOBS.retry_after_cap
     assert _after(None, _throttled(2.0)) == 2.0
 
 
@@ -207,7 +206,7 @@ def test_a_crowded_refusal_is_free_while_the_pool_starts_and_costs_a_retry_after
     first[0].done(Outcome("other"))  # e.g. a 500: it proves nothing, and ends nothing
     clock.now += 1.0
     first[1].done(Outcome("throttled", 0.0))  # a slow 429: a request is proven only after 2 s
-    clock.now += SERVING_WINDOW - 1 - 1 / 16
+    clock.now += KNOBS.serving_window - 1 - 1 / 16
     early = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]
     early[1].done(Outcome("throttled", 0.0))
     assert early[1].crowded
@@ -225,7 +224,7 @@ def test_a_crowded_refusal_is_free_while_the_pool_starts_and_costs_a_retry_after
 def test_a_wait_for_the_pool_to_grow_is_bounded_by_the_pool_timeout(
     budget: float | None, wait: float
 ) -> None:
-    # A full pool may grow once its requests have been out SLOW_ANSWER (1 s) on average: the head
+    # A full pool may grow once its requests have been out KNOBS.slow_answer (1 s) on average: the head
     # looks again then, or when its own pool timeout ends, whichever comes first.
     admission, clock = gate(adaptive=True, max_capacity=2)
     holder = admission.call(30.0).enter(clock.sleep)
@@ -295,7 +294,7 @@ def test_the_next_head_is_woken_to_wait_for_the_pool_to_grow() -> None:
     first, second = _Waiter(1, None), _Waiter(2, None)
     first_turns = admission.call(30.0)._turns(first)
     second_turns = admission.call(30.0)._turns(second)
-    assert next(first_turns) == _Wait(1.0, timed=False)  # SLOW_ANSWER away
+    assert next(first_turns) == _Wait(1.0, timed=False)  # KNOBS.slow_answer away
     assert next(second_turns) == _Wait(30.0, timed=False)
     first_turns.close()
     assert second.event is not None
@@ -306,10 +305,10 @@ def test_the_next_head_is_woken_to_wait_for_the_pool_to_grow() -> None:
 
 
 def test_a_cold_pool_spreads_a_burst_beyond_the_first_window() -> None:
-    # Inert pacer: the slow start spaces the sends beyond its first START, FIRST_HORIZON / START.
+    # Inert pacer: the slow start spaces the sends beyond its first KNOBS.start_window, KNOBS.first_horizon / KNOBS.start_window.
     admission, clock = gate(capacity=100, adaptive=True)
-    permits = [admission.call(30.0).enter(clock.sleep) for _ in range(START + 2)]
-    assert clock.sleeps == [pytest.approx(FIRST_HORIZON / START)]
+    permits = [admission.call(30.0).enter(clock.sleep) for _ in range(KNOBS.start_window + 2)]
+    assert clock.sleeps == [pytest.approx(KNOBS.first_horizon / KNOBS.start_window)]
     for permit in permits:
         permit.release()
 
@@ -322,7 +321,7 @@ def test_the_pool_grows_from_the_mean_age_of_the_requests_still_in_flight() -> N
     gone.release()
     young = admission.call(30.0).enter(clock.sleep)
     turns = admission.call(30.0)._turns(_Waiter(9, None))
-    # In flight: one out 0.5 s, one just sent: 0.25 s on average, SLOW_ANSWER (1 s) in 0.75 s.
+    # In flight: one out 0.5 s, one just sent: 0.25 s on average, KNOBS.slow_answer (1 s) in 0.75 s.
     assert next(turns) == _Wait(0.75, timed=False)
     turns.close()
     old.release()
@@ -332,7 +331,7 @@ def test_the_pool_grows_from_the_mean_age_of_the_requests_still_in_flight() -> N
 @pytest.mark.parametrize(
     ("outcome", "sleeps"),
     [
-        (Outcome("throttled", 0.0), [DEFAULT_COOL_DOWN]),  # "retry now" is still a 429
+        (Outcome("throttled", 0.0), [KNOBS.default_cool_down]),  # "retry now" is still a 429
         (Outcome("throttled", 0.75), [0.75]),
         (Outcome("overloaded", 0.0), []),
     ],
