@@ -277,13 +277,25 @@ class AdmittedCall:
         self._budget = budget
         self._ticket = ticket
         self._permit: Permit | None = None  # of its last attempt
+        self._free_requeues = 0
+        self._crowded = False  # an attempt of this call went with others of the pool
 
     def requeues(self, failure: Failure) -> bool:
         """Whether this failed attempt goes back to its place in the queue without spending a
-        retry: a 429 that only cost the call its turn (`Controller.lost_turn`)."""
+        retry: a 429 that only cost the call its turn (`Controller.lost_turn`), for a call that
+        went with others of the pool (this attempt or an earlier one: it shares the gateway's
+        rate with them), at most `max_free_requeues` times per call. A call alone spends its
+        retries (`max_retries=2`: three attempts), and `max_retries` stays a bound on what any
+        call sends, however crowded the pool."""
         if outcome_of(failure).kind != "throttled" or self._permit is None:
             return False
-        return self._admission.lost_turn(self._permit)
+        self._crowded = self._crowded or self._permit.crowded
+        if not self._crowded or self._free_requeues >= KNOBS.max_free_requeues:
+            return False
+        if not self._admission.lost_turn(self._permit):
+            return False
+        self._free_requeues += 1
+        return True
 
     def enter(self, sleep: Callable[[float], None]) -> Permit:
         """Wait for this call's turn (FIFO, paced, cool-down) within its pool timeout."""

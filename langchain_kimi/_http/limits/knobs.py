@@ -32,7 +32,7 @@ class Knobs:
         60.0, "s", "retry", "longest server-requested wait of a call without a pool timeout"
     )
     max_free_requeues: int = _knob(
-        10, "re-queues", "retry", "free re-queues of one crowded call; later 429s spend retries"
+        30, "re-queues", "retry", "free re-queues of one crowded call; later 429s spend retries"
     )
     # -- cool_down.py
     default_cool_down: float = _knob(

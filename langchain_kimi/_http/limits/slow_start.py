@@ -113,8 +113,8 @@ class SlowStart:
     def lost_turn(self, request: Request, now: float) -> bool:
         """Whether a 429 for `request` only cost it its turn: the gateway serves the pool, or the
         request went with others while the pool was starting (other processes sharing the key
-        may hold the gateway's whole rate until the pool has its share). A lone call refused
-        with nothing admitted lately is told no more than that: its retries count."""
+        may hold the gateway's whole rate until the pool has its share). Whether the call went
+        with others at all is its own (`admission.AdmittedCall.requeues`)."""
         if self.admitted_recently(now):
             return True
         return request.crowded and self.starting(request.sent_at)

@@ -198,12 +198,16 @@ async def test_a_429_without_retry_after_or_with_zero_is_paced_not_spun(mode: st
 
 
 async def test_a_call_requeued_while_the_pool_is_served_spends_no_retry(mode: str) -> None:
-    # Issue 20: a 429 storm never exhausts the retries of calls that only waited for a turn.
+    # Issue 20: a 429 storm never exhausts the retries of calls that only waited for a turn
+    # among others (issue 28 item 4: a call alone spends them, test_max_retries.py).
     clock = Clock()
     gateway = Gateway(clock, ok(), *[rate_limited("0")] * 3)
     pool = Pool(gateway)
     await post(pool.transport(), mode)  # the gateway serves the pool
+    admission = pool.transports[0]._pool().admission
+    other = admission.call(30.0).enter(clock.sleep)  # another call of the pool is in flight
     assert (await post(pool.transport(max_retries=1), mode)).body == OK
+    other.release()
     assert len(gateway.sent_at) == 5
 
 

@@ -277,13 +277,15 @@ def test_a_streams_reply_counts_at_once_while_its_slot_is_still_held() -> None:
 
 
 def test_only_a_429_may_go_back_to_its_place_in_the_queue() -> None:
-    admission, clock = gate(adaptive=True)
+    admission, clock = gate(capacity=2, adaptive=True)
     admission.call(30.0).enter(clock.sleep).done(ANSWERED)  # the gateway serves the pool
+    other = admission.call(30.0).enter(clock.sleep)  # in flight: the next call is crowded
     call = admission.call(30.0)
     call.enter(clock.sleep).done(Outcome("other"))
     server_error = Failure(KimiError("internal error", status_code=500))
     assert not call.requeues(server_error)  # it spends a retry
     assert call.requeues(_throttled(1.0))
+    other.release()
 
 
 def test_the_next_head_is_woken_to_wait_for_the_pool_to_grow() -> None:
