@@ -287,7 +287,7 @@ class AdmittedCall:
         rate with them), at most `max_free_requeues` times per call. A call alone spends its
         retries (`max_retries=2`: three attempts), and `max_retries` stays a bound on what any
         call sends, however crowded the pool."""
-        if outcome_of(failure).kind != "throttled" or self._permit is None:
+        if outcome_of(failure).kind not in ("throttled", "overloaded") or self._permit is None:
             return False
         self._crowded = self._crowded or self._permit.crowded
         if not self._crowded or self._free_requeues >= KNOBS.max_free_requeues:

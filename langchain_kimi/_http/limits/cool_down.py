@@ -1,8 +1,8 @@
 """The shared cool-down of one (gateway, key): every call waits until the pause a refusal asked for
 has passed.
 
-Sans-I/O, like every part of the controller (`controller.py`). What pacing does not cover: a
-503 with `Retry-After` (the service is busy, not rate limiting) and, when pacing is off, a 429.
+Sans-I/O, like every part of the controller (`controller.py`). Used when pacing is off
+(`adaptive_concurrency=False`): a 429, or a 503 / 529 with `Retry-After`, holds every call back.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ class CoolDown:
         return max(0.0, self._resume_at - now)
 
     def record(self, outcome: Outcome, now: float) -> None:
-        if outcome.kind == "overloaded" or (outcome.kind == "throttled" and self.throttles):
+        overloaded = outcome.kind == "overloaded" and outcome.retry_after is not None
+        if overloaded or (outcome.kind == "throttled" and self.throttles):
             pause = outcome.retry_after
             if pause is None or pause <= 0:
                 pause = KNOBS.default_cool_down if outcome.kind == "throttled" else 0.0

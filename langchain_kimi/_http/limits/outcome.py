@@ -1,5 +1,5 @@
 """What the rate policy is told: a request (when it went, whether others went with it) and how it
-ended (answered, throttled: 429, overloaded: 503 with `Retry-After`, or other)."""
+ended (answered, throttled: 429, overloaded: 503 or 529, or other)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,8 @@ def outcome_of(failure: Failure | None) -> Outcome:
     status = failure.error.status_code
     if status == 429:
         return Outcome("throttled", failure.retry_after)
-    if status == 503 and failure.retry_after is not None:
+    # 503 "service unavailable" and 529 `overloaded_error` (Messages, 000): busy, not limiting
+    # this key; with or without a Retry-After.
+    if status in (503, 529):
         return Outcome("overloaded", failure.retry_after)
     return OTHER

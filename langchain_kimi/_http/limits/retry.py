@@ -80,7 +80,11 @@ class RetryPlan:
             return failure.error
         if requeue and self._max_retries > 0:
             logger.debug("re-queued %s%s after: %s", self.base, path, failure.error.message)
-            return self._servers_wait(failure, failure.retry_after or 0.0)
+            if failure.retry_after is not None:
+                return self._servers_wait(failure, failure.retry_after)
+            # A 429's next turn is the pacer's; an overload naming no wait is not hammered.
+            throttled = failure.error.status_code == 429
+            return 0.0 if throttled else backoff_delay(0, jitter=self._jitter)
         if self._attempt < self._max_retries:
             self._attempt += 1
             if failure.retry_after is None:
