@@ -5,10 +5,11 @@ A part of the controller (`controller.py`). Sans-I/O: plain arithmetic on the ti
 first burst) until the gateway first answers 429. From then on a client-side token bucket paces
 the sends at `rate`, and the rate is re-measured step by step:
 
-- **Start.** At the first 429 the rate is what the gateway admitted over the last second (sends
-  not answered 429; those still in flight count as admitted: a 429 comes back at once), or near
-  what the last episode measured if that is more. Every 429 of that first wave lowers it again
-  as it arrives. Until a step has measured the gateway, each clean step doubles the rate.
+- **Start.** At the first 429 the rate is what the gateway admitted over the last
+  `first_lookback` (sends not answered 429; those still in flight count as admitted: a 429
+  comes back at once). Every 429 of that first wave lowers it again as it arrives. Until a step
+  has measured the gateway, each clean step multiplies the rate by `unmeasured_growth`. Nothing
+  is remembered from an earlier episode (a memory of its rate changed no simulated profile).
 - **Steps** of at least `step` seconds (a step with 429s: and `step_sends` sends). A step in
   which a request sent at the current rate met a 429 sets the rate to what the gateway admitted
   during the step (the sends minus their 429s, per second), times `margin`, but never below
@@ -51,7 +52,6 @@ class Pacer:
     _clean_steps: int = field(default=0, repr=False)
     _last_throttled: float = field(default=float("-inf"), repr=False)
     _waited_until: float = field(default=float("-inf"), repr=False)  # end of the last wait
-    _known: float = field(default=0.0, repr=False)  # the last rate a throttled step measured
     _first_step: bool = field(default=False, repr=False)  # the step the first wave started
     _measured: bool = field(default=False, repr=False)  # a throttled step measured the gateway
     _sends: deque[float] = field(default_factory=deque, repr=False)  # the last second's sends
@@ -111,11 +111,8 @@ class Pacer:
             self._step_sent = self._step_throttled = self._clean_steps = 0
             self._first_step = True
         admitted = len(self._sends) - len(self._refused)
-        # One 429 alone (a lone call) says little: start at one request per second at least, or
-        # near the rate the last episode measured (the gateway is likely the same).
-        self.rate = max(
-            KNOBS.first_rate, admitted / KNOBS.first_lookback, KNOBS.margin * self._known
-        )
+        # One 429 alone (a lone call) says little: start at `first_rate` at least.
+        self.rate = max(KNOBS.first_rate, admitted / KNOBS.first_lookback)
 
     def _advance(self, now: float) -> None:
         """Close the current step once it has measured enough."""
@@ -136,7 +133,6 @@ class Pacer:
             # A pool sharing the key with others measures its share, and a small share is a
             # few sends (or none admitted): one step never cuts the rate by more than half.
             self.rate = max(KNOBS.min_rate, measured, self.rate * KNOBS.min_cut)
-            self._known = self.rate
             self._measured = True
             self._clean_steps = 0
         elif self._waited_until > self._step_start and self._step_sent + 1 >= self._used(span):
@@ -160,8 +156,6 @@ class Pacer:
         return KNOBS.used * self.rate * span
 
     def _end_first_step(self) -> None:
-        if self._first_step and self.rate is not None:
-            self._known = max(self._known, self.rate)  # what the first wave let through
         self._first_step = False
 
     def _go_inert(self) -> None:

@@ -621,21 +621,6 @@ async def test_a_slot_granted_as_the_wait_times_out_is_used_by_both_halves(
     assert gate.queued == 0
 
 
-def test_a_new_episode_starts_near_the_rate_the_last_one_measured() -> None:
-    # A 429 after pacing healed (few sends in the last second: the calls slept their back-off)
-    # starts near the rate the gateway admitted last time, not at one request per second.
-    pacer = Pacer()
-    for _ in range(200):
-        pacer.sent(0.0)
-    for _ in range(150):
-        pacer.throttled(sent_at=0.0, now=0.001)  # the first wave: 50 of 200 admitted
-    assert pacer.rate == pytest.approx(50.0)
-    assert pacer.current(0.001 + KNOBS.heal) is None  # healed
-    pacer.sent(10.0)
-    pacer.throttled(sent_at=10.0, now=10.0)  # a lone 429 much later
-    assert pacer.rate == pytest.approx(KNOBS.margin * 50.0)
-
-
 def test_a_pace_nobody_used_is_not_raised() -> None:
     # Calls waited (they slept their own back-off), yet only 4 sends went out in a step that
     # allowed 25: the step says nothing about the gateway, the rate stays.

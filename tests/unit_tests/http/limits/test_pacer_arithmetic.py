@@ -118,8 +118,8 @@ def test_pacing_heals_at_exactly_heal_seconds_after_the_last_429() -> None:
 
 
 def test_probed_rates_are_not_remembered_for_the_next_episode() -> None:
-    # Only a measured rate (a throttled step or the first wave) seeds the next episode: a rate
-    # reached by probing is a guess the gateway never confirmed.
+    # No rate seeds the next episode (issue 29: a memory of the last measured rate changed no
+    # simulated profile and was removed): a lone 429 later starts at `first_rate`.
     pacer = paced_pacer(10.0)
     now = 2.0
     for _ in range(3):  # three clean steps in which calls waited: 10 -> 11 -> 13 -> 17
