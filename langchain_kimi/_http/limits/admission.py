@@ -43,6 +43,8 @@ from langchain_kimi._http.limits.knobs import KNOBS
 from langchain_kimi._http.limits.outcome import Outcome, outcome_of
 from langchain_kimi._http.limits.retry import Failure
 
+_EPSILON = 1e-9  # seconds: a wait due but for rounding is due
+
 
 class _Waiter:
     """One queued call, woken from whichever thread changes the queue."""
@@ -202,7 +204,10 @@ class Admission:
         if self._hold >= KNOBS.slow_answer:
             return 0.0
         mean_age = now - self._sent_sum / self._in_flight if self._in_flight else 0.0
-        return max(0.0, KNOBS.slow_answer - mean_age)
+        wait = KNOBS.slow_answer - mean_age
+        # Due but for rounding is due: a wait of 1e-12 s is no wait, it would only spin (and,
+        # on a simulated clock, never end: 2 s refusals hung the simulation).
+        return wait if wait > _EPSILON else 0.0
 
     def _wake(self, waiters: list[_Waiter], *, but: _Waiter | None = None) -> None:
         for waiter in waiters:

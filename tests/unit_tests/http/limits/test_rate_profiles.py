@@ -129,7 +129,7 @@ NEW_KINDS = {
     ),
     # A refusal that takes 2 s (docs/errors.md used to assume refusals are fast): the slow start's
     # horizon is twice the slowest refusal, so the first 429s come late; no answer is lost.
-    "50/s, 429s taking 2 s": (Profile(50, refusal=(2.0, 2.0)), 2.3, 2.15),
+    "50/s, 429s taking 2 s": (Profile(50, refusal=(2.0, 2.0)), 2.35, 2.15),
 }
 
 
