@@ -16,7 +16,7 @@ its connections on each request and each close, so each costs more as `k` grows 
 quadratic), `spread 2` (ChatKimi's: `spread.ASpread` of `CONNECTIONS_PER_POOL` = 2-connection
 pools), `spread 16` and `spread 200` (the same with pools of 16 and of 200 connections, the size
 before); the pools share one TLS context, as ChatKimi's do. Then `admission`: ChatKimi's queue in
-front of the pool (`pool.admission.Admission`) with `k` calls waiting for one slot: client CPU per
+front of the pool (`limits.admission.Admission`) with `k` calls waiting for one slot: client CPU per
 hand-over (a release that grants the next call). CPU is `time.process_time()` of the client
 process only.
 """
@@ -39,7 +39,7 @@ import httpx
 
 from benchmarks.run import ServerProcess
 from benchmarks.server import _response, _watch_stdin, serve_connection
-from langchain_kimi._http.pool.admission import Admission
+from langchain_kimi._http.limits.admission import Admission
 from langchain_kimi._http.pool.connections import CONNECTIONS_PER_POOL, _tls_context
 from langchain_kimi._http.pool.spread import ASpread
 

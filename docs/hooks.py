@@ -4,7 +4,9 @@
 `<!-- table:tool-choice -->` -> the tool_choice wire forms, produced by the real request builders;
 `<!-- table:fields -->` / `<!-- table:base-fields -->` -> ChatKimi's constructor fields (its own /
 LangChain's), with type, default and the field's docstring; `<!-- table:errors -->` -> the exported
-error classes with the langchain-core classes they also are.
+error classes with the langchain-core classes they also are; `<!-- table:rate-knobs -->` -> every
+tunable number of the rate policy (`_http/limits/knobs.py`), and `{knob:NAME}` -> one knob's value
+with its unit (an unknown name fails the build).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import functools
 import inspect
 import itertools
 import json
+import re
 import textwrap
 import types
 import typing
@@ -27,6 +30,7 @@ from pydantic.fields import FieldInfo
 
 import langchain_kimi
 from langchain_kimi import ChatKimi
+from langchain_kimi._http.limits import knobs
 from langchain_kimi._request.options import FunctionToolSpec, RequestOptions, ToolChoice
 from langchain_kimi._request.profiles import Capabilities, all_rows
 from langchain_kimi.protocols import adapter as _adapter
@@ -57,13 +61,19 @@ def capability_table() -> str:
     rows = all_rows()
     columns: list[tuple[str, Any]] = [
         ("reasoning efforts", lambda c: " / ".join(c.efforts)),
-        ("effort sent as", lambda c: (
-            ("`output_config.effort`" if c.protocol == "anthropic" else "`reasoning_effort`")
-            if c.effort_on_wire else "(not sent: `max` only)"
-        )),
+        (
+            "effort sent as",
+            lambda c: (
+                ("`output_config.effort`" if c.protocol == "anthropic" else "`reasoning_effort`")
+                if c.effort_on_wire
+                else "(not sent: `max` only)"
+            ),
+        ),
         ("cache TTL (5m / 1h)", lambda c: _flag(c.cache_ttl)),
-        ("native stop sequences", lambda c: _flag(c.stop_sequences) if c.stop_sequences
-         else "emulated client-side"),
+        (
+            "native stop sequences",
+            lambda c: _flag(c.stop_sequences) if c.stop_sequences else "emulated client-side",
+        ),
         ("image input", lambda c: _flag(c.image_inputs)),
         ("video input", lambda c: _flag(c.video_inputs)),
         ("images in tool results", lambda c: _flag(c.image_tool_message)),
@@ -76,9 +86,7 @@ def capability_table() -> str:
     ]
     header = "| | " + " | ".join(f"`{r.model}`<br>{r.protocol}" for r in rows) + " |"
     rule = "|---" * (len(rows) + 1) + "|"
-    body = [
-        f"| {name} | " + " | ".join(render(r) for r in rows) + " |" for name, render in columns
-    ]
+    body = [f"| {name} | " + " | ".join(render(r) for r in rows) + " |" for name, render in columns]
     return "\n".join([header, rule, *body])
 
 
@@ -100,10 +108,10 @@ def _wire_choice(caps: Capabilities, choice: ToolChoice) -> str:
 
 def tool_choice_table() -> str:
     choices = [
-        ("`\"auto\"`", ToolChoice("auto")),
-        ("`\"any\"` / `\"required\"` / `True`", ToolChoice("any")),
-        ("`\"none\"`", ToolChoice("none")),
-        ("`\"get_weather\"` (a name)", ToolChoice("named", "get_weather")),
+        ('`"auto"`', ToolChoice("auto")),
+        ('`"any"` / `"required"` / `True`', ToolChoice("any")),
+        ('`"none"`', ToolChoice("none")),
+        ('`"get_weather"` (a name)', ToolChoice("named", "get_weather")),
     ]
     rows = [r for r in all_rows() if r.model != "kimi-k3.1-pro-highspeed"]
     header = "| tool_choice | " + " | ".join(f"`{r.model}`<br>{r.protocol}" for r in rows) + " |"
@@ -236,9 +244,8 @@ def errors_table() -> str:
         core = [
             f"`{base.__name__}`"
             for base in cls.__mro__[1:]
-            if base.__module__ == lc_exceptions.__name__ and base.__name__.startswith(
-                ("Model", "ContextOverflow")
-            )
+            if base.__module__ == lc_exceptions.__name__
+            and base.__name__.startswith(("Model", "ContextOverflow"))
         ]
         parent = cls.__mro__[1]
         own_parent = f"`{parent.__name__}`" if issubclass(parent, langchain_kimi.KimiError) else ""
@@ -247,12 +254,36 @@ def errors_table() -> str:
     return "\n".join(rows)
 
 
+def rate_knobs_table() -> str:
+    rows = ["| knob | value | unit | part | meaning |", "|---|---:|---|---|---|"]
+    rows += [f"| `{n}` | {v} | {u} | {p} | {_cell(m)} |" for n, v, u, p, m in knobs.rows()]
+    return "\n".join(rows)
+
+
+KNOB_REFERENCE = re.compile(r"\{knob:(\w+)\}")
+_UNITS_SHOWN = {"s": " s", "requests/s": " requests/s", "x": "x"}
+
+
+def knob_text(name: str) -> str:
+    """One knob as a page writes it: `2 s`, `0.9`, `10`."""
+    if name not in {row[0] for row in knobs.rows()}:
+        msg = f"{{knob:{name}}}: no such knob in the rate policy's table (_http/limits/knobs.py)"
+        raise ValueError(msg)
+    unit = next(row[2] for row in knobs.rows() if row[0] == name)
+    return knobs.format_value(getattr(knobs.KNOBS, name)) + _UNITS_SHOWN.get(unit, "")
+
+
+def render_knobs(markdown: str) -> str:
+    return KNOB_REFERENCE.sub(lambda match: knob_text(match.group(1)), markdown)
+
+
 _TABLES: dict[str, Callable[[], str]] = {
     "<!-- table:capabilities -->": capability_table,
     "<!-- table:tool-choice -->": tool_choice_table,
     "<!-- table:fields -->": fields_table,
     "<!-- table:base-fields -->": base_fields_table,
     "<!-- table:errors -->": errors_table,
+    "<!-- table:rate-knobs -->": rate_knobs_table,
 }
 
 
@@ -260,4 +291,4 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
     for marker, render in _TABLES.items():
         if marker in markdown:
             markdown = markdown.replace(marker, render())
-    return markdown
+    return render_knobs(markdown)

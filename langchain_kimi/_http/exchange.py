@@ -4,7 +4,7 @@ admission), the request, and the reading of a finished attempt. The I/O loops th
 halves cannot drift apart.
 
 Knows nothing about LangChain messages or the wire JSON beyond error bodies. The decisions (what is
-retried, how long to wait, when to use the fallback, which error to raise) live in `retry`.
+retried, how long to wait, when to use the fallback, which error to raise) live in `limits/`.
 """
 
 from __future__ import annotations
@@ -22,15 +22,16 @@ from pydantic import SecretStr
 from langchain_kimi._errors import KimiError
 from langchain_kimi._http.config import build_headers, host, validate_config
 from langchain_kimi._http.event_stream import Opened
+from langchain_kimi._http.limits.admission import AdmittedCall, Permit
+from langchain_kimi._http.limits.outcome import outcome_of
+from langchain_kimi._http.limits.retry import Failure, RetryPlan
 from langchain_kimi._http.pool import shared as _pool
-from langchain_kimi._http.pool.admission import AdmittedCall, Permit, outcome_of
 from langchain_kimi._http.replies import (
     ReadFailure,
     error_after_response,
     header_request_id,
     judge_reply,
 )
-from langchain_kimi._http.retry import Failure
 from langchain_kimi._version import __version__
 
 
@@ -117,6 +118,9 @@ class Exchange:
 
     async def _async_client(self) -> httpx.AsyncClient:
         return await self._pool().async_client()
+
+    def _retry_plan(self) -> RetryPlan:
+        return RetryPlan(self._bases, self._config.max_retries, budget=self._config.timeout.pool)
 
     def _admitted(self) -> AdmittedCall:
         pool = self._pool()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from langchain_kimi._http.pool.pacer import Pacer
+from langchain_kimi._http.limits.pacer import Pacer
 
 
 class Clock:

@@ -1,11 +1,11 @@
-"""A discrete-event simulation of the shipped pools against one token-bucket gateway.
+"""A discrete-event simulation of the shipped pools against one rate-limited gateway.
 
 Nothing sleeps: time is the simulation's own, events run in time order. What is simulated is only
 the outside world; the client side is the shipped code itself, driven as the transport drives it
 (`_http/_async/exchange.py`): each call takes its turns through `Admission` (`AdmittedCall._turns`,
 the queue, the in-flight capacity, the pacer, the pool timeout), reports each attempt's outcome
-on its `Permit`, and after a 429 asks `RetryPlan.next_delay` (with the pool's free re-queue rule)
-and `AdmittedCall.retry_wait` what to do next. One `Admission` per simulated client process, all
+on its `Permit`, and after a 429 asks `RetryPlan.after` (with the pool's free re-queue rule) what
+to do next. One `Admission` per simulated client process, all
 behind one gateway (several processes sharing one key).
 
 The world varies as real gateways and clients do:
@@ -13,6 +13,11 @@ The world varies as real gateways and clients do:
 - the gateway admits `rate` requests/s with a bucket of `burst` seconds' worth (the limit may move
   at `limit_after`), answers an admitted call after a uniform draw from `latency`, and refuses
   with 429 after a draw from `refusal` seconds, with `Retry-After` in the form `retry_after` names;
+- or it limits otherwise (the kinds of issue 29; the client is never told which): `rate` per whole
+  second (`fixed_window`) or per trailing second (`sliding_window`), at most `concurrency_limit`
+  requests in flight, `tokens_per_minute` (a bucket of a minute's tokens; prompts drawn from
+  `prompt_tokens`); and it may be overloaded (`overload`: a share of the requests refused with a
+  503 or 529, with or without `Retry-After: 1`, until some time) whatever its limit;
 - a client process writes one request per `send_cost` seconds and, like an event loop, reads no
   response while it is writing a batch of granted requests (asyncio runs every ready task before
   it polls the sockets): 256 calls granted at once are all sent before the first 429 is read;
@@ -25,6 +30,7 @@ The world varies as real gateways and clients do:
 
 from __future__ import annotations
 
+import collections
 import heapq
 import itertools
 import math
@@ -32,18 +38,24 @@ import random
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
-from langchain_kimi._errors import KimiError, KimiRateLimitError
-from langchain_kimi._http.pool.admission import (
-    ANSWERED,
-    Admission,
-    Permit,
-    _Wait,
-    _Waiter,
-    outcome_of,
-)
-from langchain_kimi._http.pool.pacer import Pacer
+from langchain_kimi._errors import KimiAPIError, KimiError, KimiRateLimitError
+from langchain_kimi._http.limits.admission import Admission, Permit, _Wait, _Waiter
+from langchain_kimi._http.limits.controller import Paced
+from langchain_kimi._http.limits.outcome import ANSWERED, outcome_of
+from langchain_kimi._http.limits.pacer import Pacer
+from langchain_kimi._http.limits.retry import Failure, RetryPlan
 from langchain_kimi._http.pool.shared import CAPACITY, MAX_IN_FLIGHT
-from langchain_kimi._http.retry import Failure, RetryPlan
+
+
+@dataclass(frozen=True)
+class Overload:
+    """`share` of the requests arriving before `until` are refused with `status` (503, or 529
+    `overloaded_error` on Messages), saying `Retry-After: 1` or nothing."""
+
+    share: float = 0.3
+    until: float = 10.0
+    status: int = 503
+    retry_after: bool = True
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,11 @@ class Profile:
     send_cost: float = 0.0004
     limit_after: tuple[float, float] | None = None  # (time, new rate): the limit moves
     fixed_window: bool = False  # `rate` per whole second (a counter reset each second), no bucket
+    sliding_window: bool = False  # `rate` in any trailing second (a log of admitted sends)
+    concurrency_limit: int | None = None  # requests in flight at the gateway (429 beyond)
+    tokens_per_minute: float | None = None  # a bucket of one minute's tokens, refilled steadily
+    prompt_tokens: tuple[float, float] = (5_000, 15_000)  # each call's size (with a token limit)
+    overload: Overload | None = None  # random 503/529 refusals, whatever the limit
     pool_timeout: float | None = 900.0  # the shipped httpx.Timeout.pool
     capacity: int = CAPACITY
 
@@ -140,9 +157,12 @@ class _Call:
         sim = process.sim
         self.process = process
         self.sim = sim
-        self.plan = RetryPlan(["gateway"], sim.p.retries, jitter=sim.random.uniform)
+        self.plan = RetryPlan(
+            ["gateway"], sim.p.retries, budget=sim.p.pool_timeout, jitter=sim.random.uniform
+        )
         self.admitted = process.admission.call(sim.p.pool_timeout)
         self.turns: Generator[_Wait, None, Permit] | None = None
+        self.tokens = sim.random.uniform(*sim.p.prompt_tokens) if sim.p.tokens_per_minute else 0.0
         self.version = 0  # a resume scheduled for an older wait is stale
         self.sleeping = False  # a timed wait (paced turn, cool-down) is a plain sleep: no wake
 
@@ -182,32 +202,42 @@ class _Call:
         sim = self.sim
         arrives = self.process.write()
         sim.requests += 1
-        wait = sim.gateway_take(arrives)
+        overloaded = sim.overloaded(arrives)
+        if overloaded is not None:
+            status, seconds = overloaded
+            done = arrives + sim.random.uniform(*sim.p.refusal)
+            refused = lambda: self._refused(permit, status, seconds)  # noqa: E731
+            sim.at(done, lambda: self.process.deliver(refused))
+            return
+        wait = sim.gateway_take(arrives, self.tokens)
         if wait == 0:
             done = arrives + sim.random.uniform(*sim.p.latency)
+            sim.admitted(done)
             sim.at(done, lambda: self.process.deliver(lambda: self._answered(permit)))
         else:
             seconds = header_seconds(sim.p.retry_after, wait, arrives)
             done = arrives + sim.random.uniform(*sim.p.refusal)
-            sim.at(done, lambda: self.process.deliver(lambda: self._throttled(permit, seconds)))
+            refused = lambda: self._refused(permit, 429, seconds)  # noqa: E731
+            sim.at(done, lambda: self.process.deliver(refused))
 
     def _answered(self, permit: Permit) -> None:
         permit.done(ANSWERED)
         self.sim.answers += 1
         self._end()
 
-    def _throttled(self, permit: Permit, seconds: float | None) -> None:
-        error = KimiRateLimitError("429: slow down", status_code=429)
-        failure = Failure(error=error, retryable=True, fallback=False, retry_after=seconds)
+    def _refused(self, permit: Permit, status: int, seconds: float | None) -> None:
+        if status == 429:
+            error: KimiError = KimiRateLimitError("429: slow down", status_code=429)
+        else:
+            error = KimiAPIError(f"{status}: overloaded", status_code=status)
+        failure = Failure(error=error, retryable=True, fallback=True, retry_after=seconds)
         permit.done(outcome_of(failure))
-        delay = self.plan.next_delay(failure, requeue=self.admitted.requeues(failure))
-        if delay is None:
+        delay = self.plan.after(failure, requeue=self.admitted.requeues(failure))
+        if delay is failure.error:
             self._end(failed=f"gave up after {self.plan.attempt} retries")
             return
-        try:
-            delay = self.admitted.retry_wait(delay, failure)
-        except KimiError as refused:
-            self._end(failed=str(refused))
+        if isinstance(delay, KimiError):
+            self._end(failed=str(delay))
             return
         self.sim.at(self.sim.now + delay, self.enter)
 
@@ -231,6 +261,9 @@ class _Simulation:
         self.tokens = max(1.0, profile.rate * profile.burst)
         self.stamp = 0.0
         self.window_second, self.window_count = -1, 0
+        self.log: collections.deque[float] = collections.deque()  # sliding window: admitted sends
+        self.in_flight: list[float] = []  # concurrency limit: when each admitted one is answered
+        self.token_bucket = profile.tokens_per_minute or 0.0
         self.requests = self.answers = 0
         self.errors: list[str] = []
         self.end = 0.0
@@ -240,10 +273,27 @@ class _Simulation:
     def at(self, when: float, action: Callable[[], None]) -> None:
         heapq.heappush(self.events, (max(when, self.now), next(self.order), action))
 
-    def gateway_take(self, now: float) -> float:
+    def overloaded(self, now: float) -> tuple[int, float | None] | None:
+        """The status and Retry-After of an overload refusal at `now`, or None."""
+        overload = self.p.overload
+        if overload is None or now >= overload.until or self.random.random() >= overload.share:
+            return None
+        return overload.status, (1.0 if overload.retry_after else None)
+
+    def admitted(self, answered_at: float) -> None:
+        if self.p.concurrency_limit is not None:
+            heapq.heappush(self.in_flight, answered_at)
+
+    def gateway_take(self, now: float, tokens: float = 0.0) -> float:
         """0 when the request arriving at `now` is admitted, else seconds to the next token."""
         if self.p.limit_after and now >= self.p.limit_after[0]:
             self.rate = self.p.limit_after[1]
+        if self.p.concurrency_limit is not None:
+            return self._concurrency_take(now)
+        if self.p.tokens_per_minute is not None:
+            return self._tokens_take(now, tokens, self.p.tokens_per_minute)
+        if self.p.sliding_window:
+            return self._sliding_take(now)
         if self.p.fixed_window:
             return self._window_take(now)
         capacity = max(1.0, self.rate * self.p.burst)
@@ -253,6 +303,32 @@ class _Simulation:
             self.tokens -= 1
             return 0.0
         return (1 - self.tokens) / self.rate
+
+    def _concurrency_take(self, now: float) -> float:
+        while self.in_flight and self.in_flight[0] <= now:
+            heapq.heappop(self.in_flight)
+        assert self.p.concurrency_limit is not None
+        if len(self.in_flight) < self.p.concurrency_limit:
+            return 0.0
+        return self.in_flight[0] - now  # when one in flight is answered (a gateway may say 1)
+
+    def _tokens_take(self, now: float, tokens: float, per_minute: float) -> float:
+        per_second = per_minute / 60.0
+        elapsed = max(0.0, now - self.stamp)
+        self.token_bucket = min(per_minute, self.token_bucket + elapsed * per_second)
+        self.stamp = max(self.stamp, now)
+        if self.token_bucket >= tokens:
+            self.token_bucket -= tokens
+            return 0.0
+        return (tokens - self.token_bucket) / per_second
+
+    def _sliding_take(self, now: float) -> float:
+        while self.log and self.log[0] <= now - 1.0:
+            self.log.popleft()
+        if len(self.log) < self.rate:
+            self.log.append(now)
+            return 0.0
+        return self.log[0] + 1.0 - now
 
     def _window_take(self, now: float) -> float:
         second = math.floor(now)
@@ -276,8 +352,29 @@ class _Simulation:
 
 
 def ideal_seconds(profile: Profile) -> float:
-    beyond_burst = max(0.0, profile.calls - profile.rate * profile.burst)
-    return beyond_burst / profile.rate + sum(profile.latency) / 2
+    """What a client that knew the limit would take: the calls beyond the burst at the rate, plus
+    one mean answer (issue 20's measure); the throughput bound for the other kinds."""
+    answer = sum(profile.latency) / 2
+    if profile.concurrency_limit is not None:
+        in_flight = min(profile.concurrency_limit, profile.concurrency * profile.processes)
+        return profile.calls * answer / in_flight
+    if profile.tokens_per_minute is not None:
+        tokens = profile.calls * sum(profile.prompt_tokens) / 2
+        beyond_minute = max(0.0, tokens - profile.tokens_per_minute)
+        return beyond_minute / (profile.tokens_per_minute / 60) + answer
+    burst = 1.0 if (profile.fixed_window or profile.sliding_window) else profile.burst
+    beyond_burst = max(0.0, profile.calls - profile.rate * burst)
+    if profile.limit_after is not None:
+        moved_at, new_rate = profile.limit_after
+        before = profile.rate * moved_at  # what the first rate admits before the limit moves
+        if beyond_burst > before:
+            return moved_at + (beyond_burst - before) / new_rate + answer
+    return beyond_burst / profile.rate + answer
+
+
+def _pacer(admission: Admission) -> Pacer:
+    assert isinstance(admission.controller, Paced)
+    return admission.controller.pacer
 
 
 def run(profile: Profile, seed: int = 0) -> Result:
@@ -289,7 +386,7 @@ def run(profile: Profile, seed: int = 0) -> Result:
         wall_over_ideal=sim.end / ideal,
         requests_per_answer=sim.requests / max(1, sim.answers),
         failed=len(sim.errors),
-        pacers=[admission._pacer for admission in admissions],
+        pacers=[_pacer(admission) for admission in admissions],
         admissions=admissions,
         end=sim.end,
         errors=sim.errors,

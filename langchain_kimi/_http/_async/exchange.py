@@ -12,14 +12,15 @@ from typing import Any
 
 import httpx
 
+from langchain_kimi._errors import KimiError
 from langchain_kimi._http._async.event_stream import AsyncEventStream, afirst_wanted
 from langchain_kimi._http._async.reading import aiter_events, aread_body
 from langchain_kimi._http.config import encode_body, host
 from langchain_kimi._http.event_stream import Opened
 from langchain_kimi._http.exchange import Exchange, JsonReply, report
-from langchain_kimi._http.pool.admission import Permit
+from langchain_kimi._http.limits.admission import Permit
+from langchain_kimi._http.limits.retry import Failure
 from langchain_kimi._http.replies import failure_before_response, is_open_stream
-from langchain_kimi._http.retry import Failure, RetryPlan
 
 
 class AsyncExchange(Exchange):
@@ -62,7 +63,7 @@ class AsyncExchange(Exchange):
         """The reply (or open stream), its base URL, and its pool permit (held by a stream)."""
         content = encode_body(body)
         client = await self._async_client()
-        plan = RetryPlan(self._bases, self._config.max_retries)
+        plan = self._retry_plan()
         admitted = self._admitted()
         while True:
             base = plan.base
@@ -75,10 +76,10 @@ class AsyncExchange(Exchange):
             report(permit, outcome)
             if not isinstance(outcome, Failure):
                 return outcome, base, permit
-            delay = plan.next_delay(outcome, path, requeue=admitted.requeues(outcome))
-            if delay is None:
-                raise outcome.error
-            if delay := admitted.retry_wait(delay, outcome):
+            delay = plan.after(outcome, path, requeue=admitted.requeues(outcome))
+            if isinstance(delay, KimiError):
+                raise delay
+            if delay:
                 await self._config.async_sleep(delay)
 
     async def apost_json(self, path: str, body: dict[str, Any]) -> JsonReply:

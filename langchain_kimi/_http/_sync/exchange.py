@@ -13,14 +13,15 @@ from typing import Any
 
 import httpx
 
+from langchain_kimi._errors import KimiError
 from langchain_kimi._http._sync.event_stream import EventStream, first_wanted
 from langchain_kimi._http._sync.reading import iter_events, read_body
 from langchain_kimi._http.config import encode_body, host
 from langchain_kimi._http.event_stream import Opened
 from langchain_kimi._http.exchange import Exchange, JsonReply, report
-from langchain_kimi._http.pool.admission import Permit
+from langchain_kimi._http.limits.admission import Permit
+from langchain_kimi._http.limits.retry import Failure
 from langchain_kimi._http.replies import failure_before_response, is_open_stream
-from langchain_kimi._http.retry import Failure, RetryPlan
 
 
 class SyncExchange(Exchange):
@@ -63,7 +64,7 @@ class SyncExchange(Exchange):
         """The reply (or open stream), its base URL, and its pool permit (held by a stream)."""
         content = encode_body(body)
         client = self._sync_client()
-        plan = RetryPlan(self._bases, self._config.max_retries)
+        plan = self._retry_plan()
         admitted = self._admitted()
         while True:
             base = plan.base
@@ -76,10 +77,10 @@ class SyncExchange(Exchange):
             report(permit, outcome)
             if not isinstance(outcome, Failure):
                 return outcome, base, permit
-            delay = plan.next_delay(outcome, path, requeue=admitted.requeues(outcome))
-            if delay is None:
-                raise outcome.error
-            if delay := admitted.retry_wait(delay, outcome):
+            delay = plan.after(outcome, path, requeue=admitted.requeues(outcome))
+            if isinstance(delay, KimiError):
+                raise delay
+            if delay:
                 self._config.sleep(delay)
 
     def post_json(self, path: str, body: dict[str, Any]) -> JsonReply:

@@ -1,2 +1,2 @@
-"""What every Transport with the same settings shares: the pool, its admission, the adaptive
-window and the pacer (docs/internals.md)."""
+"""Connections: one set per gateway settings, shared by every Transport, spread over small
+httpcore pools, drained within bounds (docs/internals.md)."""

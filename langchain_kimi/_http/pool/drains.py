@@ -29,7 +29,7 @@ from collections.abc import Iterator
 
 import httpx
 
-from langchain_kimi._http.pool.admission import Admission
+from langchain_kimi._http.limits.admission import Admission
 
 DRAIN_SECONDS = 0.05
 """How long the rest of a body is read after the end event before the connection is closed."""

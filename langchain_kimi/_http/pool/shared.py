@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from langchain_kimi._http.pool.admission import Admission
+from langchain_kimi._http.limits.admission import Admission
 from langchain_kimi._http.pool.connections import CONNECTIONS_PER_POOL, Connections, environment
 from langchain_kimi._http.pool.drains import Drains
 

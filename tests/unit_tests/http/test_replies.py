@@ -12,6 +12,7 @@ from langchain_kimi._errors import (
     KimiStreamError,
     KimiTimeoutError,
 )
+from langchain_kimi._http.limits.retry import Failure
 from langchain_kimi._http.replies import (
     error_after_response,
     error_from_non_stream_reply,
@@ -20,7 +21,6 @@ from langchain_kimi._http.replies import (
     is_open_stream,
     judge_reply,
 )
-from langchain_kimi._http.retry import Failure
 
 KEY = "sk-test-SECRET-e41b77"
 SSE = {"content-type": "text/event-stream"}

@@ -26,7 +26,8 @@ import pytest
 from langchain_kimi import ChatKimi
 from langchain_kimi._http._async import exchange as async_exchange
 from langchain_kimi._http._sync import exchange as sync_exchange
-from langchain_kimi._http.pool import admission, drains, shared
+from langchain_kimi._http.limits import admission
+from langchain_kimi._http.pool import drains, shared
 from langchain_kimi._http.transport import Transport
 from tests.support.echo_gateway import EchoServer
 from tests.support.fake_transport import Script, scripted_transport

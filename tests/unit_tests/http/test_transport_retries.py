@@ -26,7 +26,8 @@ from langchain_kimi._errors import (
 )
 from langchain_kimi._http._async import exchange as async_exchange
 from langchain_kimi._http._sync import exchange as sync_exchange
-from langchain_kimi._http.retry import backoff_delay, retry_after_seconds
+from langchain_kimi._http.limits.retry import backoff_delay
+from langchain_kimi._http.limits.retry_after import retry_after_seconds
 from langchain_kimi._http.transport import Transport
 from langchain_kimi._version import __version__
 from tests.support.fake_transport import BODY, OK, PATH, Script, ok, post, scripted_transport

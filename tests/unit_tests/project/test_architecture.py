@@ -226,7 +226,7 @@ def test_package_imports_resolves_every_form() -> None:
 def test_layer_of_places_modules() -> None:
     assert layer_of("langchain_kimi") == len(LAYERS) - 2  # the package's own __init__
     assert layer_of("langchain_kimi.testing.gateway") == len(LAYERS) - 1
-    assert layer_of("langchain_kimi._http.pool.admission") == 1
+    assert layer_of("langchain_kimi._http.limits.admission") == 1
     assert layer_of("langchain_kimi.protocols.openai_chat.web_search") == 3
     assert layer_of("langchain_kimi._errors") == 0
 
@@ -311,3 +311,26 @@ def test_the_module_map_lists_exactly_the_modules() -> None:
     text = INTERNALS.read_text(encoding="utf-8")
     rows = set(re.findall(r"^\| `(langchain_kimi/[^`]*)` \|", text, flags=re.MULTILINE))
     assert rows == {_doc_path(p) for p in FILES}
+
+
+# --- _http: connections above, rate policy below -------------------------------------------------
+
+LIMITS = sorted(name for name in MODULES if name.startswith("langchain_kimi._http.limits"))
+
+
+def test_the_rate_policy_is_found() -> None:
+    assert "langchain_kimi._http.limits.controller" in LIMITS
+
+
+@pytest.mark.parametrize("name", LIMITS)
+def test_the_rate_policy_knows_no_connection(name: str) -> None:
+    """`_http/limits/` (admission, controller, retry) imports nothing of `_http/pool/` (the
+    connections): the pool builds its admission, never the reverse, so a policy change stays in
+    `limits/`."""
+    assert sorted(t for t in ARROWS[name] if t.startswith("langchain_kimi._http.pool")) == []
+
+
+def test_the_connections_hold_no_rate_policy() -> None:
+    """`_http/pool/` keeps its connection modules only (shared, spread, drains)."""
+    pool = sorted(p.stem for p in (PACKAGE / "_http" / "pool").glob("*.py"))
+    assert pool == ["__init__", "drains", "shared", "spread"]

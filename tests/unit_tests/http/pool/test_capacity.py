@@ -9,8 +9,10 @@ import time
 import httpx
 import pytest
 
+from langchain_kimi._http.limits.admission import Admission, Permit
+from langchain_kimi._http.limits.knobs import KNOBS
+from langchain_kimi._http.limits.outcome import ANSWERED
 from langchain_kimi._http.pool import shared
-from langchain_kimi._http.pool.admission import ANSWERED, SLOW_ANSWER, Admission, Permit
 from langchain_kimi._http.pool.spread import ASpread, Spread
 from tests.support.loopback import LoopbackServer, QuietHandler, running
 
@@ -36,9 +38,11 @@ def test_slow_answers_holding_every_slot_grow_the_limit_by_one_pool_at_a_time() 
     clock = Clock()
     gate = Admission(10, adaptive=True, clock=clock, max_capacity=30)
     permits = fill(gate, clock, 10)
-    clock.now += 2 * SLOW_ANSWER * 10  # long answers
+    clock.now += 2 * KNOBS.slow_answer * 10  # long answers
     for permit in permits:
-        permit.done(ANSWERED)  # the moving average of hold times is now well above SLOW_ANSWER
+        permit.done(
+            ANSWERED
+        )  # the moving average of hold times is now well above KNOBS.slow_answer
     held = fill(gate, clock, 10)
     waiter = gate.call(30.0)
     assert gate.capacity == 10

@@ -1,6 +1,6 @@
 """The pacer's arithmetic at its edges: bursts, floors, caps, step and look-back boundaries.
 
-Each test pins one rule of `langchain_kimi._http.pool.pacer` that a mutation run (issue 19 item 5)
+Each test pins one rule of `langchain_kimi._http.limits.pacer` that a mutation run (issue 19 item 5)
 showed unpinned. Times are plain floats chosen exact in binary, so the boundaries are exact.
 """
 
@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from langchain_kimi._http.pool.pacer import HEAL, MARGIN, PROBE, Pacer
+from langchain_kimi._http.limits.knobs import KNOBS
+from langchain_kimi._http.limits.pacer import Pacer
 from tests.support.fake_clock import paced_pacer
 
 
@@ -46,7 +47,7 @@ def test_a_send_closes_a_finished_step_before_counting_itself() -> None:
         if i % 2:
             pacer.throttled(sent_at=now, now=now)
     pacer.sent(2.5)  # nothing else asked: the send itself closes the step
-    assert pacer.rate == pytest.approx(MARGIN * 2 / 0.5)
+    assert pacer.rate == pytest.approx(KNOBS.margin * 2 / 0.5)
 
 
 def test_a_slow_gateway_measured_below_one_request_per_second_is_kept() -> None:
@@ -57,11 +58,11 @@ def test_a_slow_gateway_measured_below_one_request_per_second_is_kept() -> None:
     pacer.sent(2.125)
     pacer.throttled(sent_at=2.125, now=2.125)
     assert pacer.current(3.875) == 0.8  # a step with a 429 but too few sends measures on
-    assert pacer.current(4.0) == pytest.approx(MARGIN * 1 / 2.0)
+    assert pacer.current(4.0) == pytest.approx(KNOBS.margin * 1 / 2.0)
 
 
 def test_a_clean_step_at_most_doubles_a_slow_rate() -> None:
-    # PROBE (1/s) is more than the rate (0.5/s): the raise is capped at doubling. At 0.5/s a
+    # KNOBS.probe (1/s) is more than the rate (0.5/s): the raise is capped at doubling. At 0.5/s a
     # 0.25 s step holds no send at all, and still probes: the call waited through it.
     pacer = paced_pacer(0.5)
     assert pacer.delay(2.125) > 0  # a call waited for its turn
@@ -87,7 +88,7 @@ def test_until_a_step_has_measured_the_gateway_clean_steps_double() -> None:
         pacer.sent(k / 64)
     assert pacer.rate == 1.0
     assert pacer.delay(0.25) > 0  # a call waits for its turn
-    assert pacer.current(0.5) == 2.0  # doubled, where a measured rate would add PROBE
+    assert pacer.current(0.5) == 2.0  # doubled, where a measured rate would add KNOBS.probe
     assert pacer.delay(0.5) > 0
     assert pacer.current(0.75) == 4.0
 
@@ -95,7 +96,7 @@ def test_until_a_step_has_measured_the_gateway_clean_steps_double() -> None:
 def test_a_step_closes_at_exactly_step_seconds_and_probes_at_exactly_the_used_share() -> None:
     # 32/s over 0.25 s: USED (0.75) of the pace is exactly 6 sends, less one (a slow pace may
     # fit none in a step): 5 sends probe, 4 do not. A call waited in the step.
-    for sends, rate in ((5, 32.0 + PROBE), (4, 32.0)):
+    for sends, rate in ((5, 32.0 + KNOBS.probe), (4, 32.0)):
         pacer = paced_pacer(32.0)
         assert pacer.delay(2.0 + 1 / 64) > 0
         for k in range(1, sends + 1):
@@ -106,19 +107,19 @@ def test_a_step_closes_at_exactly_step_seconds_and_probes_at_exactly_the_used_sh
 def test_a_wait_that_lasts_into_a_step_counts_for_it_and_only_for_it() -> None:
     pacer = paced_pacer(4.0)
     assert pacer.delay(2.0) == pytest.approx(0.25)  # a call waits until 2.25, the step's end
-    assert pacer.current(2.25) == 4.0 + PROBE  # it was held back in [2.0, 2.25): probe
-    assert pacer.current(2.5) == 4.0 + PROBE  # not in [2.25, 2.5): its wait had ended
+    assert pacer.current(2.25) == 4.0 + KNOBS.probe  # it was held back in [2.0, 2.25): probe
+    assert pacer.current(2.5) == 4.0 + KNOBS.probe  # not in [2.25, 2.5): its wait had ended
 
 
 def test_pacing_heals_at_exactly_heal_seconds_after_the_last_429() -> None:
     pacer = paced_pacer(10.0)
-    assert pacer.current(2.0 + HEAL - 0.25) == 10.0
-    assert pacer.current(2.0 + HEAL) is None
+    assert pacer.current(2.0 + KNOBS.heal - 0.25) == 10.0
+    assert pacer.current(2.0 + KNOBS.heal) is None
 
 
 def test_probed_rates_are_not_remembered_for_the_next_episode() -> None:
-    # Only a measured rate (a throttled step or the first wave) seeds the next episode: a rate
-    # reached by probing is a guess the gateway never confirmed.
+    # No rate seeds the next episode (issue 29: a memory of the last measured rate changed no
+    # simulated profile and was removed): a lone 429 later starts at `first_rate`.
     pacer = paced_pacer(10.0)
     now = 2.0
     for _ in range(3):  # three clean steps in which calls waited: 10 -> 11 -> 13 -> 17
@@ -127,8 +128,8 @@ def test_probed_rates_are_not_remembered_for_the_next_episode() -> None:
             pacer.sent(now + k / 32)
         now += 0.25
     assert pacer.current(now) == 17.0
-    # Inert HEAL after the last wait ends (these sends ran ahead of the pace: it ends at ~3.86).
-    assert pacer.current(pacer._waited_until + HEAL) is None
+    # Inert KNOBS.heal after the last wait ends (these sends ran ahead of the pace: it ends at ~3.86).
+    assert pacer.current(pacer._waited_until + KNOBS.heal) is None
     pacer.sent(20.0)
     pacer.throttled(sent_at=20.0, now=20.0)  # a lone 429 much later
     assert pacer.rate == 1.0
@@ -171,11 +172,11 @@ def test_an_inert_pacer_never_holds_a_send_back() -> None:
 
 def test_a_429_arriving_after_pacing_healed_starts_a_new_episode() -> None:
     # A slow refusal: the request went out at 2.5 while paced at 10/s, its 429 comes back after
-    # HEAL seconds without another 429 or a waiting call. Pacing had switched off meanwhile (nobody
+    # KNOBS.heal seconds without another 429 or a waiting call. Pacing had switched off meanwhile (nobody
     # asked): the 429 starts afresh from what the last second got through, not at the old pace.
     pacer = paced_pacer(10.0)
     pacer.sent(2.5)
-    pacer.throttled(sent_at=2.5, now=2.0 + HEAL + 1.0)
+    pacer.throttled(sent_at=2.5, now=2.0 + KNOBS.heal + 1.0)
     assert pacer.rate == 1.0
 
 
@@ -186,7 +187,7 @@ def test_a_429_of_a_request_sent_at_the_instant_a_step_began_counts_in_that_step
     pacer.throttled(sent_at=2.0, now=2.125)
     pacer.throttled(sent_at=2.0 + 1 / 32, now=2.125)
     # Two of four admitted in 0.25 s: 0.9 * 2 / 0.25 (three would be 10.8/s).
-    assert pacer.current(2.25) == pytest.approx(MARGIN * 2 / 0.25)
+    assert pacer.current(2.25) == pytest.approx(KNOBS.margin * 2 / 0.25)
 
 
 def test_a_429_in_the_step_empties_a_full_client_bucket() -> None:
@@ -217,10 +218,10 @@ def test_once_a_throttled_step_measured_the_gateway_clean_steps_add_probe_from_t
         pacer.sent(k / 16)
     for k in (1, 2):
         pacer.throttled(sent_at=k / 16, now=k / 16)
-    # A throttled step: 2 of 4 admitted over 0.25 s, times MARGIN.
-    assert pacer.current(0.25) == pytest.approx(MARGIN * 2 / 0.25)
+    # A throttled step: 2 of 4 admitted over 0.25 s, times KNOBS.margin.
+    assert pacer.current(0.25) == pytest.approx(KNOBS.margin * 2 / 0.25)
     assert pacer.delay(0.25 + 1 / 64) > 0  # a call waits for its turn
     pacer.sent(0.375)
-    # A clean step in which the pace was used: + PROBE (the rate was measured: no doubling, and
-    # the first raise after a throttled step is PROBE itself).
-    assert pacer.current(0.5) == pytest.approx(MARGIN * 2 / 0.25 + PROBE)
+    # A clean step in which the pace was used: + KNOBS.probe (the rate was measured: no doubling, and
+    # the first raise after a throttled step is KNOBS.probe itself).
+    assert pacer.current(0.5) == pytest.approx(KNOBS.margin * 2 / 0.25 + KNOBS.probe)

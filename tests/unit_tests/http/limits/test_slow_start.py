@@ -1,4 +1,4 @@
-"""The slow start of one pool (`langchain_kimi._http.pool.slow_start`): how many requests may be out
+"""The slow start of one pool (`langchain_kimi._http.limits.slow_start`): how many requests may be out
 before the gateway could have refused them, and when a 429 is only a lost turn.
 
 Sans-I/O: times are plain floats chosen exact in binary. Through `Admission` the slow start only
@@ -9,15 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from langchain_kimi._http.pool.admission import ANSWERED, Admission, Outcome, _Waiter
-from langchain_kimi._http.pool.slow_start import (
-    FIRST_HORIZON,
-    IDLE,
-    MIN_HORIZON,
-    SERVING_WINDOW,
-    START,
-    SlowStart,
-)
+from langchain_kimi._http.limits.admission import Admission, _Waiter
+from langchain_kimi._http.limits.knobs import KNOBS
+from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
+from langchain_kimi._http.limits.slow_start import SlowStart
 from tests.support.fake_clock import Clock
 
 
@@ -31,10 +26,10 @@ def send(start: SlowStart, now: float) -> object:
 
 def test_the_first_window_goes_at_once_then_sends_are_spread_over_the_horizon() -> None:
     start = SlowStart(max_window=4000)
-    for _ in range(START + 1):  # a burst of START beyond the one due now
+    for _ in range(KNOBS.start_window + 1):  # a burst of KNOBS.start_window beyond the one due now
         send(start, 0.0)
-    # The window (START) is spread over a horizon: one send per FIRST_HORIZON / START seconds.
-    assert start.delay(0.0) == pytest.approx(FIRST_HORIZON / START)
+    # The window (KNOBS.start_window) is spread over a horizon: one send per KNOBS.first_horizon / KNOBS.start_window seconds.
+    assert start.delay(0.0) == pytest.approx(KNOBS.first_horizon / KNOBS.start_window)
 
 
 def test_one_call_after_another_never_waits() -> None:
@@ -47,11 +42,11 @@ def test_one_call_after_another_never_waits() -> None:
 
 def test_each_admitted_request_widens_the_window_by_one_up_to_the_maximum() -> None:
     start = SlowStart(max_window=12)
-    keys = [send(start, 0.0) for _ in range(START)]
+    keys = [send(start, 0.0) for _ in range(KNOBS.start_window)]
     start.answered(keys[0], 0.125)
-    assert start.window == START + 1
+    assert start.window == KNOBS.start_window + 1
     # Out for a whole horizon without a 429: admitted, whether answered yet or not.
-    assert start.delay(FIRST_HORIZON) == 0.0
+    assert start.delay(KNOBS.first_horizon) == 0.0
     assert start.unproven == 0
     assert start.window == 12  # capped
     start.answered(keys[1], 1.0)  # proven by age already: no second count
@@ -61,9 +56,9 @@ def test_each_admitted_request_widens_the_window_by_one_up_to_the_maximum() -> N
 def test_a_request_one_instant_short_of_the_horizon_is_still_unproven() -> None:
     start = SlowStart(max_window=4000)
     send(start, 0.0)
-    start.delay(FIRST_HORIZON - 1 / 1024)
+    start.delay(KNOBS.first_horizon - 1 / 1024)
     assert start.unproven == 1
-    start.delay(FIRST_HORIZON)
+    start.delay(KNOBS.first_horizon)
     assert start.unproven == 0
 
 
@@ -76,7 +71,7 @@ def test_a_429_halves_the_window_but_never_below_start_and_sets_the_horizon() ->
     for _ in range(5):
         key = send(start, 10.0)
         start.refused(key, sent_at=10.0, now=10.0)
-    assert start.window == START
+    assert start.window == KNOBS.start_window
     assert start.horizon == 0.25  # a faster refusal does not shorten it
 
 
@@ -84,7 +79,7 @@ def test_the_horizon_has_a_floor_for_a_gateway_that_refuses_in_no_time() -> None
     start = SlowStart(max_window=4000)
     key = send(start, 0.0)
     start.refused(key, sent_at=0.0, now=0.0)
-    assert start.horizon == MIN_HORIZON
+    assert start.horizon == KNOBS.min_horizon
 
 
 def test_an_ended_request_proves_nothing() -> None:
@@ -92,34 +87,34 @@ def test_an_ended_request_proves_nothing() -> None:
     key = send(start, 0.0)
     start.ended(key)
     assert start.unproven == 0
-    assert start.window == START
+    assert start.window == KNOBS.start_window
     assert not start.admitted_recently(0.0)
 
 
 def test_the_gateway_serves_the_pool_for_a_serving_window_after_it_admitted_a_request() -> None:
     start = SlowStart(max_window=4000)
     start.answered(send(start, 0.0), 1.0)
-    assert start.admitted_recently(1.0 + SERVING_WINDOW - 1 / 64)
-    assert not start.admitted_recently(1.0 + SERVING_WINDOW)
+    assert start.admitted_recently(1.0 + KNOBS.serving_window - 1 / 64)
+    assert not start.admitted_recently(1.0 + KNOBS.serving_window)
 
 
 def test_a_request_held_past_the_horizon_counts_as_admitted_from_then() -> None:
     start = SlowStart(max_window=4000)
     send(start, 0.0)
-    assert start.admitted_recently(FIRST_HORIZON)
-    assert start.admitted_recently(FIRST_HORIZON + SERVING_WINDOW - 1 / 64)
-    assert not start.admitted_recently(FIRST_HORIZON + SERVING_WINDOW)
+    assert start.admitted_recently(KNOBS.first_horizon)
+    assert start.admitted_recently(KNOBS.first_horizon + KNOBS.serving_window - 1 / 64)
+    assert not start.admitted_recently(KNOBS.first_horizon + KNOBS.serving_window)
 
 
 def test_a_pool_is_starting_for_a_serving_window_after_its_first_send_after_idle() -> None:
     start = SlowStart(max_window=4000)
     send(start, 100.0)
-    assert start.starting(100.0 + SERVING_WINDOW - 1 / 64)
-    assert not start.starting(100.0 + SERVING_WINDOW)
-    send(start, 100.0 + IDLE)  # IDLE seconds after the last send is not yet idle
-    assert not start.starting(100.0 + IDLE)
-    send(start, 100.0 + 2 * IDLE + 1)  # more than IDLE: a new start
-    assert start.starting(100.0 + 2 * IDLE + 1)
+    assert start.starting(100.0 + KNOBS.serving_window - 1 / 64)
+    assert not start.starting(100.0 + KNOBS.serving_window)
+    send(start, 100.0 + KNOBS.idle)  # KNOBS.idle seconds after the last send is not yet idle
+    assert not start.starting(100.0 + KNOBS.idle)
+    send(start, 100.0 + 2 * KNOBS.idle + 1)  # more than KNOBS.idle: a new start
+    assert start.starting(100.0 + 2 * KNOBS.idle + 1)
 
 
 # -- through Admission ---------------------------------------------------------------------------
@@ -134,13 +129,13 @@ def test_a_lone_call_refused_spends_a_retry_a_starting_crowded_pool_does_not() -
     permit.done(Outcome("throttled", 0.0))
     assert not gate.lost_turn(permit)
 
-    clock.now += IDLE + 1
+    clock.now += KNOBS.idle + 1
     permits = [gate.call(30.0).enter(clock.sleep) for _ in range(3)]
     assert [p.crowded for p in permits] == [False, True, True]
     for p in permits:
         p.done(Outcome("throttled", 0.0))
     assert gate.lost_turn(permits[1])  # sent with others while the pool was starting
-    clock.now += SERVING_WINDOW
+    clock.now += KNOBS.serving_window
     later = [gate.call(30.0).enter(clock.sleep) for _ in range(2)]
     for p in later:
         p.done(Outcome("throttled", 0.0))
@@ -173,16 +168,16 @@ def test_a_429_while_the_gateway_answers_the_pool_is_a_lost_turn() -> None:
     permit = gate.call(30.0).enter(clock.sleep)
     permit.done(Outcome("throttled", 0.0))
     assert gate.lost_turn(permit)
-    clock.now += SERVING_WINDOW
+    clock.now += KNOBS.serving_window
     assert not gate.lost_turn(permit)
 
 
 def test_a_full_pool_of_slow_answers_grows_before_the_first_answer_returns() -> None:
     # 30-90 s answers: the first slot is released after 30 s, but the requests in flight have been
-    # out for SLOW_ANSWER (1 s) on average long before: the pool grows then.
+    # out for KNOBS.slow_answer (1 s) on average long before: the pool grows then.
     clock = Clock()
     gate = Admission(2, adaptive=True, clock=clock, max_capacity=6)
-    gate._start.window = 6  # slow start over
+    gate.controller.slow_start.window = 6  # slow start over
     held = [gate.call(30.0).enter(clock.sleep) for _ in range(2)]
     waiter = gate.call(30.0)
     turns = waiter._turns(_Waiter(waiter._ticket, None))
@@ -205,12 +200,16 @@ def test_a_pool_busy_within_idle_does_not_start_again() -> None:
     # Times far from 0 (a pool in its thousandth second): only the gap between sends counts.
     start = SlowStart(max_window=4000)
     start.refused(send(start, 1000.0), sent_at=1000.0, now=1000.5)
-    send(start, 1000.0 + SERVING_WINDOW)
-    assert not start.starting(1000.0 + SERVING_WINDOW)
-    send(start, 1000.0 + SERVING_WINDOW + IDLE)  # a gap of exactly IDLE is not yet idle
-    assert not start.starting(1000.0 + SERVING_WINDOW + IDLE)
-    send(start, 1000.0 + SERVING_WINDOW + 2 * IDLE + 1 / 64)  # a gap just over IDLE is
-    assert start.starting(1000.0 + SERVING_WINDOW + 2 * IDLE + 1 / 64)
+    send(start, 1000.0 + KNOBS.serving_window)
+    assert not start.starting(1000.0 + KNOBS.serving_window)
+    send(
+        start, 1000.0 + KNOBS.serving_window + KNOBS.idle
+    )  # a gap of exactly KNOBS.idle is not yet idle
+    assert not start.starting(1000.0 + KNOBS.serving_window + KNOBS.idle)
+    send(
+        start, 1000.0 + KNOBS.serving_window + 2 * KNOBS.idle + 1 / 64
+    )  # a gap just over KNOBS.idle is
+    assert start.starting(1000.0 + KNOBS.serving_window + 2 * KNOBS.idle + 1 / 64)
 
 
 def test_a_refused_request_is_never_later_proven_admitted_by_age() -> None:
@@ -226,11 +225,11 @@ def test_a_refused_request_is_never_later_proven_admitted_by_age() -> None:
 def test_an_answer_for_a_request_proven_by_age_does_not_widen_the_window_again() -> None:
     start = SlowStart(max_window=4000)
     key = send(start, 0.0)
-    start.delay(FIRST_HORIZON)  # proven by age: START + 1
-    assert start.window == START + 1
+    start.delay(KNOBS.first_horizon)  # proven by age: KNOBS.start_window + 1
+    assert start.window == KNOBS.start_window + 1
     start.answered(key, 1.0)
     start.answered(object(), 1.0)  # a request it never counted as unproven
-    assert start.window == START + 1
+    assert start.window == KNOBS.start_window + 1
 
 
 def test_a_429_halves_an_odd_window_to_a_whole_number_of_requests() -> None:

@@ -1,26 +1,22 @@
-"""Admission to one shared connection pool: one fair queue, a slow start, paced after a 429.
+"""Admission to one (gateway, key): one fair queue in front of the connections, the in-flight
+capacity, and the controller that paces it.
 
-Every attempt of every call on a pool takes a `Permit` here before it is sent and gives it back
-when its response is done (a stream: when it is closed). Shared by threads and by any number of
-event loops through one lock:
+Every attempt of every call takes a `Permit` here before it is sent and gives it back when its
+response is done (a stream: when it is closed). Shared by threads and by any number of event
+loops through one lock:
 
-- **One fair queue.** At most `capacity` requests are in flight (the pool's connections), so
-  httpcore's own queue stays empty: it rescans every queued request against every connection on
-  each pool event, which made 500 concurrent calls five times slower than 100. Beyond that, calls
-  wait here in the order they first arrived: a call sent again after a 429 keeps its place.
-  **Capacity follows slow answers**: while calls wait for a slot and the requests in flight (or
-  the slots released lately) have been out `SLOW_ANSWER` seconds or more on average, it grows by
-  `capacity_step`, up to `max_capacity` (`spread` opens small connection pools as they fill): a
-  gateway admitting 20 calls/s of 60 s answers needs 1,200 in flight.
-- **Pacing** (on unless `adaptive_concurrency=False`): until the first 429 the `slow_start`
-  spreads the sends of requests the gateway could still refuse; from the first 429 on, the head
-  of the queue is sent when the `pacer`'s next turn comes, at the rate the gateway admits. Only
-  the head sleeps on a time (at most one turn or one spacing long); the others wait to be woken,
-  so a cancelled call frees its place at once and nobody sleeps on a stale rate.
-- **A lost turn costs no retry** (`AdmittedCall.requeues`): a 429 while the gateway serves the
-  pool, or while the pool is starting, sends the call back to its place.
-- **Shared cool-down** for what pacing does not cover: a 503 with `Retry-After` (and, with
-  adaptive pacing off, a 429) holds back every call of the pool until that time has passed.
+- **One fair queue.** At most `capacity` requests are in flight, so httpcore's own queue stays
+  empty: it rescans every queued request against every connection on each pool event, which made
+  500 concurrent calls five times slower than 100. Beyond that, calls wait here in the order they
+  first arrived: a call sent again after a 429 keeps its place. **Capacity follows slow
+  answers**: while calls wait for a slot and the requests in flight (or the slots released
+  lately) have been out `slow_answer` seconds or more on average, it grows by `capacity_step`,
+  up to `max_capacity` (`pool.spread` opens small connection pools as they fill): a gateway
+  admitting 20 calls/s of 60 s answers needs 1,200 in flight.
+- **The controller** (`controller.py`) says when the head of the queue may go, learns from every
+  outcome, and says whether a 429 only cost a call its turn (`AdmittedCall.requeues`). Only the
+  head sleeps on a time (at most one turn, one spacing or one cool-down long); the others wait to
+  be woken, so a cancelled call frees its place at once and nobody sleeps on a stale rate.
 
 A call never waits here longer than its own pool timeout (`httpx.Timeout.pool`: the time it
 accepts to wait for a connection); it fails with `KimiTimeoutError` instead.
@@ -40,57 +36,14 @@ import itertools
 import threading
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
-from typing import Literal, Protocol
 
-from langchain_kimi._errors import KimiError, KimiTimeoutError
-from langchain_kimi._http.pool.pacer import Pacer
-from langchain_kimi._http.pool.slow_start import SlowStart
-from langchain_kimi._http.retry import RETRY_AFTER_CAP
+from langchain_kimi._errors import KimiTimeoutError
+from langchain_kimi._http.limits.controller import Controller, Paced, Unpaced
+from langchain_kimi._http.limits.knobs import KNOBS
+from langchain_kimi._http.limits.outcome import Outcome, outcome_of
+from langchain_kimi._http.limits.retry import Failure
 
-DEFAULT_COOL_DOWN = 0.5
-"""Seconds every call waits after a 429 without `Retry-After` when adaptive pacing is off."""
-SLOW_ANSWER = 1.0
-"""Seconds a slot is held on average (sent to closed) above which a full pool grows."""
-_HOLD_WEIGHT = 0.1  # of each released slot, in the moving average of hold times
-
-
-class _Failed(Protocol):
-    """What admission needs to know of a failed attempt (a `retry.Failure`)."""
-
-    @property
-    def error(self) -> KimiError: ...
-
-    @property
-    def retryable(self) -> bool: ...
-
-    @property
-    def retry_after(self) -> float | None: ...
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """A finished attempt as admission sees it."""
-
-    kind: Literal["answered", "throttled", "overloaded", "other"]
-    retry_after: float | None = None
-
-
-ANSWERED = Outcome("answered")
-OTHER = Outcome("other")
-
-
-def outcome_of(failure: _Failed | None) -> Outcome:
-    """A finished attempt, from its `retry.Failure` (None: a reply)."""
-    if failure is None:
-        return ANSWERED
-    if not failure.retryable:  # e.g. an exhausted quota's 429 (`replies`): no pause
-        return OTHER
-    status = failure.error.status_code
-    if status == 429:
-        return Outcome("throttled", failure.retry_after)
-    if status == 503 and failure.retry_after is not None:
-        return Outcome("overloaded", failure.retry_after)
-    return OTHER
+_EPSILON = 1e-9  # seconds: a wait due but for rounding is due
 
 
 class _Waiter:
@@ -138,7 +91,7 @@ class _Wait:
 
 
 class Admission:
-    """The queue, cool-down and pacer of one pool. Thread-safe; used by every loop."""
+    """The queue, capacity and controller of one (gateway, key). Thread-safe; used by every loop."""
 
     def __init__(
         self,
@@ -152,16 +105,13 @@ class Admission:
         self.capacity = capacity
         self.capacity_step = capacity
         self.max_capacity = capacity if max_capacity is None else max_capacity
-        self.adaptive = adaptive
+        self.controller: Controller = (Paced if adaptive else Unpaced)(self.max_capacity)
         self._hold = 0.0  # moving average of how long a slot is held
         self._sent_sum = 0.0  # the send times of the requests in flight, summed
         self._lock = threading.Lock()
-        self._pacer = Pacer()
-        self._start = SlowStart(max_window=self.max_capacity)
         self._in_flight = 0
         self._queue: list[_Waiter] = []  # ordered by ticket: first arrival first
         self._tickets = itertools.count()
-        self._resume_at = float("-inf")
 
     def __repr__(self) -> str:
         return (
@@ -180,27 +130,22 @@ class Admission:
     def rate(self) -> float | None:
         """The paced rate in requests/s; None while inert (full speed)."""
         with self._lock:
-            return self._pacer.current(self.clock())
+            return self.controller.rate(self.clock())
 
     def call(self, budget: float | None) -> AdmittedCall:
         """Admission for one call (all its attempts); `budget` = its pool timeout in seconds."""
         return AdmittedCall(self, budget, next(self._tickets))
 
     def serving(self) -> bool:
-        """Whether the gateway admitted a call of this pool within `SERVING_WINDOW` (answered it,
+        """Whether the gateway admitted a call of this pool within `serving_window` (answered it,
         or held it longer than a refusal takes: `slow_start`)."""
         with self._lock:
-            return self._start.admitted_recently(self.clock())
+            return self.controller.serving(self.clock())
 
     def lost_turn(self, permit: Permit) -> bool:
-        """Whether a 429 for this request only cost it its turn: the gateway serves the pool, or
-        the request went with others while the pool was starting (other processes sharing the key
-        may hold the gateway's whole rate until the pool has its share). A lone call refused with
-        nothing admitted lately is told no more than that: its retries count."""
+        """Whether a 429 for this request only cost it its turn (the controller's verdict)."""
         with self._lock:
-            if self._start.admitted_recently(self.clock()):
-                return True
-            return permit.crowded and self._start.starting(permit.sent_at)
+            return self.controller.lost_turn(permit, self.clock())
 
     # -- under the lock -----------------------------------------------------------------------
 
@@ -238,7 +183,7 @@ class Admission:
                 return woken, _Wait(slow_in, timed=False)
         while self._queue and self._in_flight < self.capacity:
             now = self.clock()
-            wait = max(self._resume_at - now, self._paced(now))
+            wait = self.controller.delay(now)
             if wait > 0:
                 woken.append(self._queue[0])
                 return woken, _Wait(wait, timed=True)
@@ -248,28 +193,21 @@ class Admission:
             head.permit = Permit(self, now, crowded=self._in_flight > 0 or bool(self._queue))
             self._in_flight += 1
             self._sent_sum += now
-            self._start.sent(head.permit, now)
-            if self.adaptive:
-                self._pacer.sent(now)
+            self.controller.sent(head.permit, now)
             woken.append(head)
         return woken, None
 
-    def _paced(self, now: float) -> float:
-        """Seconds until the pace lets the next request go: the pacer's turn from the first 429
-        on, the slow start's spacing while the pacer is inert (at most one spacing long)."""
-        if not self.adaptive:
-            return 0.0
-        turn = self._pacer.delay(now)
-        return turn if self._pacer.rate is not None else self._start.delay(now)
-
     def _slow_in(self, now: float) -> float:
         """Seconds until answers count as slow (0: they do): the slots released so far were held
-        `SLOW_ANSWER` on average, or the requests in flight have been out that long on average
+        `slow_answer` on average, or the requests in flight have been out that long on average
         (the first answers of a slow model are not back yet)."""
-        if self._hold >= SLOW_ANSWER:
+        if self._hold >= KNOBS.slow_answer:
             return 0.0
         mean_age = now - self._sent_sum / self._in_flight if self._in_flight else 0.0
-        return max(0.0, SLOW_ANSWER - mean_age)
+        wait = KNOBS.slow_answer - mean_age
+        # Due but for rounding is due: a wait of 1e-12 s is no wait, it would only spin (and,
+        # on a simulated clock, never end: 2 s refusals hung the simulation).
+        return wait if wait > _EPSILON else 0.0
 
     def _wake(self, waiters: list[_Waiter], *, but: _Waiter | None = None) -> None:
         for waiter in waiters:
@@ -287,6 +225,7 @@ class Admission:
                 waiter.granted = False
                 assert waiter.permit is not None
                 self._free(waiter.permit)
+                self.controller.record(waiter.permit, None, self.clock())  # never sent
             woken, _ = self._dispatch()
         self._wake(woken)
 
@@ -294,10 +233,11 @@ class Admission:
         with self._lock:
             now = self.clock()
             if outcome is not None:
-                self._learn(permit, outcome, now)
+                self.controller.record(permit, outcome, now)
             if release:
                 self._free(permit)
-                self._hold += _HOLD_WEIGHT * (now - permit.sent_at - self._hold)
+                self.controller.record(permit, None, now)
+                self._hold += KNOBS.hold_weight * (now - permit.sent_at - self._hold)
             woken, _ = self._dispatch()
         self._wake(woken)
 
@@ -306,23 +246,6 @@ class Admission:
         self._in_flight -= 1
         # Summed send times drift with rounding: an empty pool starts the sum afresh.
         self._sent_sum = self._sent_sum - permit.sent_at if self._in_flight else 0.0
-        self._start.ended(permit)  # nothing, unless it was still unproven
-
-    def _learn(self, permit: Permit, outcome: Outcome, now: float) -> None:
-        if outcome.kind == "answered":
-            self._start.answered(permit, now)
-        elif outcome.kind == "throttled":
-            self._start.refused(permit, permit.sent_at, now)
-        else:
-            self._start.ended(permit)
-        if outcome.kind == "throttled" and self.adaptive:
-            self._pacer.throttled(permit.sent_at, now)
-        elif outcome.kind in ("throttled", "overloaded"):
-            pause = outcome.retry_after
-            if pause is None or pause <= 0:
-                pause = DEFAULT_COOL_DOWN if outcome.kind == "throttled" else 0.0
-            # A call whose pool timeout is shorter fails at once instead (`_turns`).
-            self._resume_at = max(self._resume_at, now + min(pause, RETRY_AFTER_CAP))
 
 
 class Permit:
@@ -359,32 +282,25 @@ class AdmittedCall:
         self._budget = budget
         self._ticket = ticket
         self._permit: Permit | None = None  # of its last attempt
+        self._free_requeues = 0
+        self._crowded = False  # an attempt of this call went with others of the pool
 
-    def requeues(self, failure: _Failed) -> bool:
+    def requeues(self, failure: Failure) -> bool:
         """Whether this failed attempt goes back to its place in the queue without spending a
-        retry: a 429 while pacing that only cost the call its turn (`Admission.lost_turn`)."""
-        admission = self._admission
-        throttled = outcome_of(failure).kind == "throttled"
-        if not (throttled and admission.adaptive and self._permit is not None):
+        retry: a 429 that only cost the call its turn (`Controller.lost_turn`), for a call that
+        went with others of the pool (this attempt or an earlier one: it shares the gateway's
+        rate with them), at most `max_free_requeues` times per call. A call alone spends its
+        retries (`max_retries=2`: three attempts), and `max_retries` stays a bound on what any
+        call sends, however crowded the pool."""
+        if outcome_of(failure).kind not in ("throttled", "overloaded") or self._permit is None:
             return False
-        return admission.lost_turn(self._permit)
-
-    def retry_wait(self, delay: float, failure: _Failed) -> float:
-        """The wait before the next attempt; raises the failure's error (saying why) when the
-        gateway's requested wait outlasts this call's pool timeout, or caps it without one."""
-        if failure.retry_after is None or delay != failure.retry_after:
-            return delay  # our own backoff
-        if self._budget is None:
-            return min(delay, RETRY_AFTER_CAP)
-        if delay > self._budget:
-            error = failure.error
-            error.message += (
-                f" (the gateway asked to retry after {delay:g}s, longer than this call's pool "
-                f"timeout of {self._budget:g}s: not retried)"
-            )
-            error.args = (error._render(),)
-            raise error
-        return delay
+        self._crowded = self._crowded or self._permit.crowded
+        if not self._crowded or self._free_requeues >= KNOBS.max_free_requeues:
+            return False
+        if not self._admission.lost_turn(self._permit):
+            return False
+        self._free_requeues += 1
+        return True
 
     def enter(self, sleep: Callable[[float], None]) -> Permit:
         """Wait for this call's turn (FIFO, paced, cool-down) within its pool timeout."""

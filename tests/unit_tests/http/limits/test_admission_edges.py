@@ -1,7 +1,7 @@
 """Admission at its edges: the default cool-down, the serving window, capacity growth from hold
 times, the first report of a permit, and the wait before a retry against the pool timeout.
 
-Each test pins one rule of `langchain_kimi._http.pool.admission` that a mutation run (issue 19
+Each test pins one rule of `langchain_kimi._http.limits.admission` that a mutation run (issue 19
 item 5) showed unpinned. A fake clock; nothing sleeps.
 """
 
@@ -14,16 +14,10 @@ from dataclasses import dataclass
 import pytest
 
 from langchain_kimi._errors import KimiError, KimiRateLimitError, KimiTimeoutError
-from langchain_kimi._http.pool.admission import (
-    ANSWERED,
-    DEFAULT_COOL_DOWN,
-    Admission,
-    Outcome,
-    _Wait,
-    _Waiter,
-)
-from langchain_kimi._http.pool.slow_start import FIRST_HORIZON, SERVING_WINDOW, START
-from langchain_kimi._http.retry import RETRY_AFTER_CAP
+from langchain_kimi._http.limits.admission import Admission, _Wait, _Waiter
+from langchain_kimi._http.limits.knobs import KNOBS
+from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
+from langchain_kimi._http.limits.retry import RetryPlan
 from tests.support.fake_clock import Clock, paced_pacer
 
 
@@ -44,7 +38,7 @@ def test_a_429_without_retry_after_holds_every_call_back_for_the_default_cool_do
     admission, clock = gate()
     admission.call(30.0).enter(clock.sleep).done(Outcome("throttled", None))
     admission.call(30.0).enter(clock.sleep).release()
-    assert clock.sleeps == [DEFAULT_COOL_DOWN]
+    assert clock.sleeps == [KNOBS.default_cool_down]
 
 
 def test_only_the_first_report_of_a_permit_counts() -> None:
@@ -61,7 +55,7 @@ def test_the_pool_is_served_for_exactly_the_serving_window_after_an_answer() -> 
     admission, clock = gate()
     assert not admission.serving()
     admission.call(30.0).enter(clock.sleep).done(ANSWERED)
-    clock.now += SERVING_WINDOW - 0.5
+    clock.now += KNOBS.serving_window - 0.5
     assert admission.serving()
     clock.now += 0.5
     assert not admission.serving()
@@ -97,32 +91,34 @@ def _throttled(retry_after: float | None) -> Failure:
     return Failure(KimiRateLimitError("rate limited", status_code=429), retry_after=retry_after)
 
 
+def _after(budget: float | None, failure: Failure) -> float | KimiError:
+    """The retry decision for `failure`, the call's first, with a pool timeout of `budget`."""
+    plan = RetryPlan(["https://gateway"], 2, budget=budget, jitter=lambda low, high: high)
+    return plan.after(failure)  # type: ignore[arg-type]
+
+
 def test_our_own_backoff_is_waited_whatever_the_pool_timeout() -> None:
-    admission, _ = gate()
-    call = admission.call(0.5)
-    assert call.retry_wait(1.5, _throttled(None)) == 1.5
-    assert call.retry_wait(1.5, _throttled(3.0)) == 1.5  # not the gateway's wait: ours
+    assert _after(0.1, _throttled(None)) == 0.5  # a first retry's backoff (unjittered), past 0.1 s
+    assert _after(0.5, _throttled(0.25)) == 0.25  # the gateway's wait, within the budget
 
 
 def test_the_gateways_wait_is_capped_for_a_call_without_a_pool_timeout() -> None:
-    admission, _ = gate()
-    wait = RETRY_AFTER_CAP + 100.0
-    assert admission.call(None).retry_wait(wait, _throttled(wait)) == RETRY_AFTER_CAP
-    assert admission.call(None).retry_wait(2.0, _throttled(2.0)) == 2.0
+    wait = KNOBS.retry_after_cap + 100.0
+    assert _after(None, _throttled(wait)) == KNOBS.retry_after_cap
+    assert _after(None, _throttled(2.0)) == 2.0
 
 
 def test_the_gateways_wait_up_to_the_pool_timeout_is_waited() -> None:
-    admission, _ = gate()
-    assert admission.call(5.0).retry_wait(5.0, _throttled(5.0)) == 5.0
+    assert _after(5.0, _throttled(5.0)) == 5.0
 
 
-def test_the_gateways_wait_beyond_the_pool_timeout_raises_the_failure_saying_why() -> None:
-    admission, _ = gate()
+def test_the_gateways_wait_beyond_the_pool_timeout_is_a_new_error_saying_why() -> None:
     failure = _throttled(6.0)
-    with pytest.raises(KimiRateLimitError) as raised:
-        admission.call(5.0).retry_wait(6.0, failure)
-    assert raised.value is failure.error
-    assert "retry after 6s, longer than this call's pool timeout of 5s" in str(raised.value)
+    error = _after(5.0, failure)
+    assert isinstance(error, KimiRateLimitError)
+    assert "retry after 6s, longer than this call's pool timeout of 5s" in str(error)
+    assert error.status_code == 429
+    assert str(failure.error) == "rate limited (status 429)"  # built once, never edited
 
 
 async def _yield_then_advance(clock: Clock, seconds: float) -> None:
@@ -171,7 +167,9 @@ def test_a_head_waiting_for_a_slot_is_woken_when_its_wait_becomes_a_paced_turn()
     # The head waits to be woken (no time limit) while every slot is taken. When the slot frees
     # and the pace holds the next send back, the head must be woken to sleep its turn instead.
     admission, clock = gate(adaptive=True)
-    admission._pacer = paced_pacer(1.0, at=clock.now)  # an empty bucket: the next turn is 1 s off
+    admission.controller.pacer = paced_pacer(
+        1.0, at=clock.now
+    )  # an empty bucket: the next turn is 1 s off
     holder = admission.call(30.0).enter(clock.sleep)
     head = _Waiter(1, None)
     turns = admission.call(30.0)._turns(head)
@@ -208,7 +206,7 @@ def test_a_crowded_refusal_is_free_while_the_pool_starts_and_costs_a_retry_after
     first[0].done(Outcome("other"))  # e.g. a 500: it proves nothing, and ends nothing
     clock.now += 1.0
     first[1].done(Outcome("throttled", 0.0))  # a slow 429: a request is proven only after 2 s
-    clock.now += SERVING_WINDOW - 1 - 1 / 16
+    clock.now += KNOBS.serving_window - 1 - 1 / 16
     early = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]
     early[1].done(Outcome("throttled", 0.0))
     assert early[1].crowded
@@ -226,7 +224,7 @@ def test_a_crowded_refusal_is_free_while_the_pool_starts_and_costs_a_retry_after
 def test_a_wait_for_the_pool_to_grow_is_bounded_by_the_pool_timeout(
     budget: float | None, wait: float
 ) -> None:
-    # A full pool may grow once its requests have been out SLOW_ANSWER (1 s) on average: the head
+    # A full pool may grow once its requests have been out KNOBS.slow_answer (1 s) on average: the head
     # looks again then, or when its own pool timeout ends, whichever comes first.
     admission, clock = gate(adaptive=True, max_capacity=2)
     holder = admission.call(30.0).enter(clock.sleep)
@@ -279,13 +277,15 @@ def test_a_streams_reply_counts_at_once_while_its_slot_is_still_held() -> None:
 
 
 def test_only_a_429_may_go_back_to_its_place_in_the_queue() -> None:
-    admission, clock = gate(adaptive=True)
+    admission, clock = gate(capacity=2, adaptive=True)
     admission.call(30.0).enter(clock.sleep).done(ANSWERED)  # the gateway serves the pool
+    other = admission.call(30.0).enter(clock.sleep)  # in flight: the next call is crowded
     call = admission.call(30.0)
     call.enter(clock.sleep).done(Outcome("other"))
     server_error = Failure(KimiError("internal error", status_code=500))
     assert not call.requeues(server_error)  # it spends a retry
     assert call.requeues(_throttled(1.0))
+    other.release()
 
 
 def test_the_next_head_is_woken_to_wait_for_the_pool_to_grow() -> None:
@@ -296,7 +296,7 @@ def test_the_next_head_is_woken_to_wait_for_the_pool_to_grow() -> None:
     first, second = _Waiter(1, None), _Waiter(2, None)
     first_turns = admission.call(30.0)._turns(first)
     second_turns = admission.call(30.0)._turns(second)
-    assert next(first_turns) == _Wait(1.0, timed=False)  # SLOW_ANSWER away
+    assert next(first_turns) == _Wait(1.0, timed=False)  # KNOBS.slow_answer away
     assert next(second_turns) == _Wait(30.0, timed=False)
     first_turns.close()
     assert second.event is not None
@@ -307,10 +307,10 @@ def test_the_next_head_is_woken_to_wait_for_the_pool_to_grow() -> None:
 
 
 def test_a_cold_pool_spreads_a_burst_beyond_the_first_window() -> None:
-    # Inert pacer: the slow start spaces the sends beyond its first START, FIRST_HORIZON / START.
+    # Inert pacer: the slow start spaces the sends beyond its first KNOBS.start_window, KNOBS.first_horizon / KNOBS.start_window.
     admission, clock = gate(capacity=100, adaptive=True)
-    permits = [admission.call(30.0).enter(clock.sleep) for _ in range(START + 2)]
-    assert clock.sleeps == [pytest.approx(FIRST_HORIZON / START)]
+    permits = [admission.call(30.0).enter(clock.sleep) for _ in range(KNOBS.start_window + 2)]
+    assert clock.sleeps == [pytest.approx(KNOBS.first_horizon / KNOBS.start_window)]
     for permit in permits:
         permit.release()
 
@@ -323,7 +323,7 @@ def test_the_pool_grows_from_the_mean_age_of_the_requests_still_in_flight() -> N
     gone.release()
     young = admission.call(30.0).enter(clock.sleep)
     turns = admission.call(30.0)._turns(_Waiter(9, None))
-    # In flight: one out 0.5 s, one just sent: 0.25 s on average, SLOW_ANSWER (1 s) in 0.75 s.
+    # In flight: one out 0.5 s, one just sent: 0.25 s on average, KNOBS.slow_answer (1 s) in 0.75 s.
     assert next(turns) == _Wait(0.75, timed=False)
     turns.close()
     old.release()
@@ -333,7 +333,7 @@ def test_the_pool_grows_from_the_mean_age_of_the_requests_still_in_flight() -> N
 @pytest.mark.parametrize(
     ("outcome", "sleeps"),
     [
-        (Outcome("throttled", 0.0), [DEFAULT_COOL_DOWN]),  # "retry now" is still a 429
+        (Outcome("throttled", 0.0), [KNOBS.default_cool_down]),  # "retry now" is still a 429
         (Outcome("throttled", 0.75), [0.75]),
         (Outcome("overloaded", 0.0), []),
     ],

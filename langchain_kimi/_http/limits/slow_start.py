@@ -1,6 +1,7 @@
 """How many requests of one pool may be out before the gateway has had a chance to refuse them.
 
-Sans-I/O, like `pacer` (the caller, `admission`, holds the lock and the clock). A gateway refuses
+A part of the controller (`controller.py`): sans-I/O, like `pacer` (admission holds the lock and
+the clock). A gateway refuses
 a request over its limit at once (a 429 takes one round trip) but answers an admitted one only
 when the model is done (seconds). So a request is *unproven* from its send until it is answered,
 refused, or has been out for `horizon` seconds without a 429 (then it was admitted). Before this
@@ -8,40 +9,34 @@ window the pacer learnt the limit only from the first 429 it read, and an event 
 granted request before it reads one: 200 calls started together were 200 requests in the
 gateway's bucket before the first 429 was seen, 150 of them refused.
 
-- At most `window` requests go out per `horizon`, spread evenly (a burst of `START` allowed; one
-  call after another, each answered before the next, never waits). The window starts at `START`
-  and grows by one for every request proven admitted, so it doubles every `horizon` while the
-  gateway admits everything (TCP's slow start, with "admitted" as the acknowledgement): 2,000
-  calls started together on a gateway without a limit are all out within about
-  `log2(2000 / START)` horizons, and a limited gateway has refused about what one spacing sends
-  in a refusal's round trip when the first 429 arrives and the pacer takes over.
-- A 429 halves the window (never below `START`). From then on the pacer paces (`admission` asks
-  the slow start only while the pacer is inert); the window is what a pool that healed starts
-  from.
-- `horizon` is how long a refusal can take: `FIRST_HORIZON` until a 429 has been seen, then twice
-  the slowest refusal seen (at least `MIN_HORIZON`): a loopback gateway refuses in a millisecond,
-  one across an ocean in a few hundred.
+- At most `window` requests go out per `horizon`, spread evenly (a burst of `start_window`
+  allowed; one call after another, each answered before the next, never waits). The window
+  starts at `start_window` and grows by one for every request proven admitted, so it doubles
+  every `horizon` while the gateway admits everything (TCP's slow start, with "admitted" as the
+  acknowledgement): 2,000 calls started together on a gateway without a limit are all out within
+  about `log2(2000 / start_window)` horizons, and a limited gateway has refused about what one
+  spacing sends in a refusal's round trip when the first 429 arrives and the pacer takes over.
+- A 429 cuts the window to `window_cut` of it (never below `start_window`). From then on the
+  pacer paces (the controller asks the slow start only while the pacer is inert); the window is
+  what a pool that healed starts from.
+- `horizon` is how long a refusal can take: `first_horizon` until a 429 has been seen, then
+  `horizon_per_refusal` times the slowest refusal seen (at least `min_horizon`): a loopback
+  gateway refuses in a millisecond, one across an ocean in a few hundred.
 
 `admitted_recently` says whether the gateway admitted a request of this pool within
-`SERVING_WINDOW` (answered it, or held it past the horizon), `starting` whether a request left
+`serving_window` (answered it, or held it past the horizon), `starting` whether a request left
 within that time of the pool's start: in either case a 429 to a request sent with others only
-cost the call its turn (`admission.AdmittedCall.requeues`).
+cost the call its turn (`lost_turn`, asked by `admission.AdmittedCall.requeues`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-START = 10
-"""Unproven requests allowed at first (as TCP's initial window of 10 segments)."""
-FIRST_HORIZON = 0.25
-"""Seconds after which a request not refused counts as admitted, before any 429 was seen."""
-MIN_HORIZON = 0.05
+from langchain_kimi._http.limits.knobs import KNOBS
+from langchain_kimi._http.limits.outcome import Outcome, Request
+
 _EPSILON = 1e-9  # a send due but for rounding is due
-SERVING_WINDOW = 10.0
-"""Seconds since the gateway last admitted a request of the pool during which it is serving it."""
-IDLE = 3 * SERVING_WINDOW
-"""Seconds without a send after which the pool starts afresh."""
 
 
 @dataclass
@@ -49,7 +44,7 @@ class SlowStart:
     """The unproven requests of one pool, and the window that spaces its sends."""
 
     max_window: int
-    window: int = START
+    window: int = KNOBS.start_window
     _unproven: dict[object, float] = field(default_factory=dict, repr=False)  # key -> sent at
     _slowest_refusal: float | None = field(default=None, repr=False)
     _admitted_at: float = field(default=float("-inf"), repr=False)
@@ -60,8 +55,8 @@ class SlowStart:
     @property
     def horizon(self) -> float:
         if self._slowest_refusal is None:
-            return FIRST_HORIZON
-        return max(MIN_HORIZON, 2 * self._slowest_refusal)
+            return KNOBS.first_horizon
+        return max(KNOBS.min_horizon, KNOBS.horizon_per_refusal * self._slowest_refusal)
 
     @property
     def unproven(self) -> int:
@@ -70,11 +65,11 @@ class SlowStart:
     def delay(self, now: float) -> float:
         """0 when another request may go now; else the seconds until it may."""
         self._age(now)
-        wait = self._due - START * self._spacing - now
+        wait = self._due - KNOBS.start_window * self._spacing - now
         return wait if wait > _EPSILON else 0.0
 
     def sent(self, key: object, now: float) -> None:
-        if now - self._last_sent > IDLE:
+        if now - self._last_sent > KNOBS.idle:
             self._started_at = now  # a pool starting from idle: a new start
         self._last_sent = now
         self._unproven[key] = now
@@ -82,7 +77,7 @@ class SlowStart:
 
     @property
     def _spacing(self) -> float:
-        # `window` sends per horizon, spread out (a burst of START at most)
+        # `window` sends per horizon, spread out (a burst of `start_window` at most)
         return self.horizon / self.window
 
     def answered(self, key: object, now: float) -> None:
@@ -99,21 +94,40 @@ class SlowStart:
         took = now - sent_at
         if self._slowest_refusal is None or took > self._slowest_refusal:
             self._slowest_refusal = took
-        self.window = max(START, self.window // 2)
+        self.window = max(KNOBS.start_window, int(self.window * KNOBS.window_cut))
 
     def ended(self, key: object) -> None:
         """The request ended otherwise (another error, or it was never sent): proves nothing."""
         self._unproven.pop(key, None)
 
+    def record(self, request: Request, outcome: Outcome | None, now: float) -> None:
+        """How `request` ended (None: given up without a verdict)."""
+        kind = None if outcome is None else outcome.kind
+        if kind == "answered":
+            self.answered(request, now)
+        elif kind == "throttled":
+            self.refused(request, request.sent_at, now)
+        else:
+            self.ended(request)
+
+    def lost_turn(self, request: Request, now: float) -> bool:
+        """Whether a 429 for `request` only cost it its turn: the gateway serves the pool, or the
+        request went with others while the pool was starting (other processes sharing the key
+        may hold the gateway's whole rate until the pool has its share). Whether the call went
+        with others at all is its own (`admission.AdmittedCall.requeues`)."""
+        if self.admitted_recently(now):
+            return True
+        return request.crowded and self.starting(request.sent_at)
+
     def admitted_recently(self, now: float) -> bool:
         self._age(now)
-        return now - self._admitted_at < SERVING_WINDOW
+        return now - self._admitted_at < KNOBS.serving_window
 
     def starting(self, sent_at: float) -> bool:
-        """Whether a request sent at `sent_at` left within `SERVING_WINDOW` of the pool's start
+        """Whether a request sent at `sent_at` left within `serving_window` of the pool's start
         (its first send after idle): refused before the pool had its share, e.g. because other
         processes sharing the key took the gateway's burst and its rate."""
-        return sent_at - self._started_at < SERVING_WINDOW
+        return sent_at - self._started_at < KNOBS.serving_window
 
     def _age(self, now: float) -> None:
         """Requests out for a whole horizon without a 429 were admitted."""

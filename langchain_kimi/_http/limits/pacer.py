@@ -1,30 +1,31 @@
-"""The rate controller of one connection pool: after a 429, sends are paced at the admitted rate.
+"""The pacer of one (gateway, key): after a 429, sends are paced at the rate the gateway admitted.
 
-Sans-I/O: plain arithmetic on the times it is given (the caller, `admission`, holds the lock and
-the clock). Inert (no pacing, full speed; `slow_start` bounds a first burst) until the gateway
-first answers 429. From then on a client-side token bucket paces the sends at `rate`, and the rate
-is re-measured step by step:
+A part of the controller (`controller.py`). Sans-I/O: plain arithmetic on the times it is given
+(admission holds the lock and the clock). Inert (no pacing, full speed; `slow_start` bounds a
+first burst) until the gateway first answers 429. From then on a client-side token bucket paces
+the sends at `rate`, and the rate is re-measured step by step:
 
-- **Start.** At the first 429 the rate is what the gateway admitted over the last second (sends
-  not answered 429; those still in flight count as admitted: a 429 comes back at once), or near
-  what the last episode measured if that is more. Every 429 of that first wave lowers it again
-  as it arrives. Until a step has measured the gateway, each clean step doubles the rate.
-- **Steps** of at least `STEP` seconds (a step with 429s: and `STEP_SENDS` sends). A step in
+- **Start.** At the first 429 the rate is what the gateway admitted over the last
+  `first_lookback` (sends not answered 429; those still in flight count as admitted: a 429
+  comes back at once). Every 429 of that first wave lowers it again as it arrives. Until a step
+  has measured the gateway, each clean step multiplies the rate by `unmeasured_growth`. Nothing
+  is remembered from an earlier episode (a memory of its rate changed no simulated profile).
+- **Steps** of at least `step` seconds (a step with 429s: and `step_sends` sends). A step in
   which a request sent at the current rate met a 429 sets the rate to what the gateway admitted
-  during the step (the sends minus their 429s, per second), times `MARGIN`, but never below
-  `MIN_CUT` of the rate: a token-bucket gateway whose bucket is empty admits exactly its rate,
+  during the step (the sends minus their 429s, per second), times `margin`, but never below
+  `min_cut` of the rate: a token-bucket gateway whose bucket is empty admits exactly its rate,
   so one step measures it, whatever its burst or `Retry-After`.
 - **Probing.** A clean step in which calls waited for their turn and the pace was used raises
-  the rate: by `PROBE` requests/s, then twice as much after each further clean step (never more
+  the rate: by `probe` requests/s, then twice as much after each further clean step (never more
   than doubling it), so a gateway whose limit rose, or a share another process gave up, is found
   within a few steps. The raises are the same number of requests/s for every pool: pools of
   several processes behind one key drift toward equal shares, as TCP flows sharing a link do.
-- **Healing.** `HEAL` seconds with neither a 429 nor a call waiting for its turn: inert again.
+- **Healing.** `heal` seconds with neither a 429 nor a call waiting for its turn: inert again.
 
 It assumes what a 429 says: the gateway refused that request because too many were sent, and
 admits some steady rate (the same for requests of any size); the `Retry-After` of the refused
-call is honoured by that call (`admission`), not used as a measure of the rate, because gateways
-round it (whole seconds), omit it, or say 0.
+call is honoured by that call (`retry.RetryPlan.after`), not used as a measure of the rate,
+because gateways round it (whole seconds), omit it, or say 0.
 """
 
 from __future__ import annotations
@@ -32,26 +33,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-STEP = 0.25
-"""Shortest measuring step, in seconds."""
-STEP_SENDS = 4
-"""Fewest sends a step measures (a slow rate gets longer steps), unless `LONGEST_STEP` passes."""
-LONGEST_STEP = 2.0
-MARGIN = 0.9
-"""The rate after a throttled step, as a share of what the gateway admitted during it."""
-MIN_CUT = 0.5
-"""The least share of its rate a throttled step keeps."""
-PROBE = 1.0
-"""Requests per second the first clean step adds; each further clean step adds twice the last."""
-MAX_PROBE = 1.0
-"""Largest raise of one step, as a share of the rate (1.0: doubling)."""
-USED = 0.75
-"""Share of the paced sends a step must have made for a clean step to raise the rate."""
-HEAL = 2.0
-"""Seconds without a 429 and without a waiting call before pacing switches off."""
-MIN_RATE = 0.1
-"""Requests per second: pacing never stops sending altogether."""
-_FIRST_LOOKBACK = 1.0
+from langchain_kimi._http.limits.knobs import KNOBS
+
 _EPSILON = 1e-9  # a token refilled but for rounding is there
 
 
@@ -69,7 +52,6 @@ class Pacer:
     _clean_steps: int = field(default=0, repr=False)
     _last_throttled: float = field(default=float("-inf"), repr=False)
     _waited_until: float = field(default=float("-inf"), repr=False)  # end of the last wait
-    _known: float = field(default=0.0, repr=False)  # the last rate a throttled step measured
     _first_step: bool = field(default=False, repr=False)  # the step the first wave started
     _measured: bool = field(default=False, repr=False)  # a throttled step measured the gateway
     _sends: deque[float] = field(default_factory=deque, repr=False)  # the last second's sends
@@ -129,30 +111,28 @@ class Pacer:
             self._step_sent = self._step_throttled = self._clean_steps = 0
             self._first_step = True
         admitted = len(self._sends) - len(self._refused)
-        # One 429 alone (a lone call) says little: start at one request per second at least, or
-        # near the rate the last episode measured (the gateway is likely the same).
-        self.rate = max(1.0, admitted / _FIRST_LOOKBACK, MARGIN * self._known)
+        # One 429 alone (a lone call) says little: start at `first_rate` at least.
+        self.rate = max(KNOBS.first_rate, admitted / KNOBS.first_lookback)
 
     def _advance(self, now: float) -> None:
         """Close the current step once it has measured enough."""
         if self.rate is None:
             return
-        if now - self._last_throttled >= HEAL and now - self._waited_until >= HEAL:
+        if now - self._last_throttled >= KNOBS.heal and now - self._waited_until >= KNOBS.heal:
             self._go_inert()
             return
         span = now - self._step_start
-        if span < STEP:
+        if span < KNOBS.step:
             return
         measuring = self._step_throttled or self._first_step  # the first wave's 429s still come
-        if measuring and self._step_sent < STEP_SENDS and span < LONGEST_STEP:
+        if measuring and self._step_sent < KNOBS.step_sends and span < KNOBS.longest_step:
             return  # too few sends to measure what the gateway admits: measure longer
         if self._step_throttled:
             admitted = self._step_sent - self._step_throttled
-            measured = MARGIN * admitted / span
+            measured = KNOBS.margin * admitted / span
             # A pool sharing the key with others measures its share, and a small share is a
             # few sends (or none admitted): one step never cuts the rate by more than half.
-            self.rate = max(MIN_RATE, measured, self.rate * MIN_CUT)
-            self._known = self.rate
+            self.rate = max(KNOBS.min_rate, measured, self.rate * KNOBS.min_cut)
             self._measured = True
             self._clean_steps = 0
         elif self._waited_until > self._step_start and self._step_sent + 1 >= self._used(span):
@@ -160,9 +140,11 @@ class Pacer:
             # none in a step): probe upward. A pace nobody used, e.g. while the calls sleep
             # their own back-off, proves nothing about the gateway.
             if self._measured:
-                self.rate += min(self.rate * MAX_PROBE, PROBE * 2.0**self._clean_steps)
+                self.rate += min(
+                    self.rate * KNOBS.max_probe, KNOBS.probe * KNOBS.probe_growth**self._clean_steps
+                )
             else:  # no step has measured the gateway yet: the first estimate may be far below
-                self.rate *= 2
+                self.rate *= KNOBS.unmeasured_growth
             self._clean_steps += 1
         self._end_first_step()
         self._step_start = now
@@ -171,11 +153,9 @@ class Pacer:
     def _used(self, span: float) -> float:
         """The sends a step of `span` seconds must make for its pace to count as used."""
         assert self.rate is not None
-        return USED * self.rate * span
+        return KNOBS.used * self.rate * span
 
     def _end_first_step(self) -> None:
-        if self._first_step and self.rate is not None:
-            self._known = max(self._known, self.rate)  # what the first wave let through
         self._first_step = False
 
     def _go_inert(self) -> None:
@@ -184,12 +164,12 @@ class Pacer:
 
     def _refill(self, now: float) -> None:
         assert self.rate is not None
-        burst = max(1.0, self.rate * STEP / 4)  # a small client burst: sends stay spread
+        burst = max(1.0, self.rate * KNOBS.client_burst)  # a small client burst: sends stay spread
         self._tokens = min(burst, self._tokens + (now - self._stamp) * self.rate)
         self._stamp = now
 
     def _forget(self, now: float) -> None:
-        while self._sends and self._sends[0] < now - _FIRST_LOOKBACK:
+        while self._sends and self._sends[0] < now - KNOBS.first_lookback:
             self._sends.popleft()
-        while self._refused and self._refused[0] < now - _FIRST_LOOKBACK:
+        while self._refused and self._refused[0] < now - KNOBS.first_lookback:
             self._refused.popleft()

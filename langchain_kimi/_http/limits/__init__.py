@@ -1,0 +1,3 @@
+"""The rate policy in front of the connections: admission, the controller and its parts (slow
+start, pacer, cool-down), one retry decision per failure, the `Retry-After` forms
+(docs/internals.md)."""

@@ -1,0 +1,117 @@
+"""The controller interface between admission and the rate policy, and the two shipped policies.
+
+Admission (`admission.py`) asks a `Controller` four things, under its lock, with its clock: how
+long the head of the queue waits before it may go (`delay`), that a request went (`sent`), how
+it ended (`record`), and whether a 429 only cost the request its turn (`lost_turn`: the call
+goes back to its place without spending a retry). Its parts are controllers of their own kind,
+sans-I/O, each with one job: `slow_start` (sends spread until the gateway has had a chance to
+refuse them), `pacer` (a token bucket at the admitted rate from the first 429 on), `cool_down`
+(every call held back until a pause the gateway asked for has passed).
+
+- `Paced` (the default, `adaptive_concurrency=True`): the slow start until the first 429, the
+  pacer from then on until it heals; a 429 or an overload (503, 529) while the gateway serves
+  the pool, or to a crowded request while the pool starts, is a lost turn. An overload holds
+  back only the call it refused (its `Retry-After`): a busy gateway that still answers most
+  calls must not stop the others (issue 29: 30 % of 503s held the whole pool, 2.5-2.8x).
+- `Unpaced` (`adaptive_concurrency=False`): no pacing; a 429, or a 503 / 529 with
+  `Retry-After`, holds every call back for the asked time (`default_cool_down` when a 429 names
+  none); every refusal spends a retry.
+
+Either one learns only from the answers (429s, `Retry-After`, answer times): it is never told
+which kind of gateway it faces.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from langchain_kimi._http.limits.cool_down import CoolDown
+from langchain_kimi._http.limits.outcome import Outcome, Request
+from langchain_kimi._http.limits.pacer import Pacer
+from langchain_kimi._http.limits.slow_start import SlowStart
+
+
+class Controller(Protocol):
+    """The rate policy of one (gateway, key). Called under admission's lock."""
+
+    def delay(self, now: float) -> float:
+        """Seconds until the next request may go (0: now); claims nothing (`sent` does)."""
+        ...
+
+    def sent(self, request: Request, now: float) -> None:
+        """`request` went out at `now`."""
+        ...
+
+    def record(self, request: Request, outcome: Outcome | None, now: float) -> None:
+        """How `request` ended; None: its slot is given back (after its outcome, if it had one)."""
+        ...
+
+    def lost_turn(self, request: Request, now: float) -> bool:
+        """Whether the 429 to `request` only cost the call its turn (it spends no retry)."""
+        ...
+
+    def rate(self, now: float) -> float | None:
+        """The paced rate in requests/s; None while sends go at full speed (for reprs)."""
+        ...
+
+    def serving(self, now: float) -> bool:
+        """Whether the gateway admitted a request lately (`knobs.serving_window`)."""
+        ...
+
+
+class Paced:
+    """The shipped policy: slow start, then the pacer from the first 429."""
+
+    def __init__(self, max_window: int) -> None:
+        self.slow_start = SlowStart(max_window=max_window)
+        self.pacer = Pacer()
+
+    def delay(self, now: float) -> float:
+        turn = self.pacer.delay(now)  # first: it may heal to inert as of `now`
+        return turn if self.pacer.rate is not None else self.slow_start.delay(now)
+
+    def sent(self, request: Request, now: float) -> None:
+        self.slow_start.sent(request, now)
+        self.pacer.sent(now)
+
+    def record(self, request: Request, outcome: Outcome | None, now: float) -> None:
+        self.slow_start.record(request, outcome, now)
+        if outcome is not None and outcome.kind == "throttled":
+            self.pacer.throttled(request.sent_at, now)
+
+    def lost_turn(self, request: Request, now: float) -> bool:
+        return self.slow_start.lost_turn(request, now)
+
+    def rate(self, now: float) -> float | None:
+        return self.pacer.current(now)
+
+    def serving(self, now: float) -> bool:
+        return self.slow_start.admitted_recently(now)
+
+
+class Unpaced:
+    """Pacing off: a 429 or 503's pause is every call's cool-down, and every 429 costs a retry."""
+
+    def __init__(self, max_window: int) -> None:
+        self.slow_start = SlowStart(max_window=max_window)  # it only says whether we are served
+        self.cool_down = CoolDown(throttles=True)
+
+    def delay(self, now: float) -> float:
+        return self.cool_down.delay(now)
+
+    def sent(self, request: Request, now: float) -> None:
+        self.slow_start.sent(request, now)
+
+    def record(self, request: Request, outcome: Outcome | None, now: float) -> None:
+        self.slow_start.record(request, outcome, now)
+        if outcome is not None:
+            self.cool_down.record(outcome, now)
+
+    def lost_turn(self, request: Request, now: float) -> bool:
+        return False
+
+    def rate(self, now: float) -> float | None:
+        return None
+
+    def serving(self, now: float) -> bool:
+        return self.slow_start.admitted_recently(now)

@@ -1,0 +1,99 @@
+"""`max_retries` as ChatOpenAI and ChatAnthropic users read it (issue 28 item 4): `max_retries=2`
+is three attempts for a call alone, whatever the gateway said before.
+
+A free re-queue (a 429 that spends no retry) is for a call that waited behind others for its
+turn; a lone call spends its retries, and even a crowded call is re-queued free only a bounded
+number of times (`knobs.MAX_FREE_REQUEUES`). Fake clock, no waiting; the sync and async paths.
+"""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from pydantic import SecretStr
+
+from langchain_kimi._errors import KimiRateLimitError
+from langchain_kimi._http.transport import Transport, TransportConfig
+from tests.support.fake_clock import Clock
+from tests.support.fake_transport import OK, Script, ok, post
+
+KEY = "sk-test-max-retries-0123456789"
+BASE = "https://direct.evolink.ai"
+
+
+class Gateway(Script):
+    """One served call, then 429 forever (with the given headers); counts every request."""
+
+    def __init__(self, headers: dict[str, str]) -> None:
+        refusal = httpx.Response(429, json={"error": {"message": "slow down"}}, headers=headers)
+        super().__init__(ok(), refusal)
+
+
+def transport(gateway: Gateway, clock: Clock, max_retries: int) -> Transport:
+    mock = httpx.MockTransport(gateway)
+    config = TransportConfig(
+        base_url=BASE,
+        fallback_base_url=None,
+        api_key=SecretStr(KEY),
+        timeout=httpx.Timeout(30.0, pool=900.0),
+        max_retries=max_retries,
+        sleep=clock.sleep,
+        async_sleep=clock.async_sleep,
+        clock=clock,
+    )
+    return Transport(
+        config,
+        http_client=httpx.Client(transport=mock),
+        http_async_client=httpx.AsyncClient(transport=mock),
+    )
+
+
+@pytest.mark.parametrize("max_retries", [0, 1, 2, 5])
+@pytest.mark.parametrize(
+    "headers", [{"retry-after": "0"}, {}, {"retry-after": "1"}], ids=["zero", "absent", "one"]
+)
+async def test_a_lone_call_after_a_served_one_makes_max_retries_plus_one_attempts(
+    mode: str, max_retries: int, headers: dict[str, str]
+) -> None:
+    # On main 7308379: 10 attempts with Retry-After: 0 and 18 without it, for max_retries=2 (the
+    # served call made every 429 of the next 10 s a free re-queue).
+    clock = Clock()
+    gateway = Gateway(headers)
+    model = transport(gateway, clock, max_retries)
+    assert (await post(model, mode)).body == OK
+    with pytest.raises(KimiRateLimitError):
+        await post(model, mode)
+    assert len(gateway.requests) - 1 == max_retries + 1
+
+
+async def test_the_lone_calls_waits_are_its_retries_backoff_or_the_gateways(mode: str) -> None:
+    clock = Clock()
+    gateway = Gateway({"retry-after": "2"})
+    model = transport(gateway, clock, max_retries=2)
+    await post(model, mode)
+    with pytest.raises(KimiRateLimitError):
+        await post(model, mode)
+    assert clock.sleeps == [2.0, 2.0]  # two retries, each after the gateway's Retry-After
+
+
+def test_crowded_free_requeues_are_bounded() -> None:
+    # A call that lost its turn again and again among others spends its retries after
+    # MAX_FREE_REQUEUES free re-queues: it cannot circle the queue for ever.
+    from langchain_kimi._http.limits.admission import Admission
+    from langchain_kimi._http.limits.knobs import KNOBS
+    from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
+    from langchain_kimi._http.limits.retry import Failure
+
+    clock = Clock()
+    admission = Admission(8, adaptive=True, clock=clock)
+    admission.call(30.0).enter(clock.sleep).done(ANSWERED)  # the gateway serves the pool
+    holder = admission.call(30.0).enter(clock.sleep)  # another call in flight: crowded
+    call = admission.call(30.0)
+    refused = Failure(KimiRateLimitError("slow down", status_code=429), True, False, 0.0)
+    free: list[bool] = []
+    for _ in range(KNOBS.max_free_requeues + 2):
+        call.enter(clock.sleep).done(Outcome("throttled", 0.0))
+        free.append(call.requeues(refused))
+        admission.call(30.0).enter(clock.sleep).done(ANSWERED)  # still serving the pool
+    holder.release()
+    assert free == [True] * KNOBS.max_free_requeues + [False, False]
