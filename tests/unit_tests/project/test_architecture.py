@@ -331,6 +331,6 @@ def test_the_rate_policy_knows_no_connection(name: str) -> None:
 
 
 def test_the_connections_hold_no_rate_policy() -> None:
-    """`_http/pool/` keeps its connection modules only (shared, spread, drains)."""
+    """`_http/pool/` keeps its connection modules only (connections, shared, spread, drains)."""
     pool = sorted(p.stem for p in (PACKAGE / "_http" / "pool").glob("*.py"))
-    assert pool == ["__init__", "drains", "shared", "spread"]
+    assert pool == ["__init__", "connections", "drains", "shared", "spread"]
