@@ -79,10 +79,53 @@ def test_a_parsed_structure_loses_the_key_everywhere_and_keeps_its_shape() -> No
         "apiKey",
         "client_secret",
         "password",
+        "passwd",
+        "secret",
+        "auth",
+        "X-Auth",
+        "session",
+        "X-Session",
+        "sessionToken",
+        "credential",
+        "credentials",
+        "X-Amz-Credential",
     ],
 )
 def test_credential_names(name: str) -> None:
     assert is_credential_name(name)
+
+
+def test_values_under_session_and_credential_names_are_replaced_whole() -> None:
+    body = {
+        "session": "s-0123",
+        "nested": {"credential": "c-4567", "X-Session": "x"},
+        "sessions_count": 3,
+        "note": "session credential",
+    }
+    cleaned = Scrubber().value(body)
+    assert cleaned == {
+        "session": REDACTED,
+        "nested": {"credential": REDACTED, "X-Session": REDACTED},
+        "sessions_count": 3,
+        "note": "session credential",
+    }
+
+
+def test_a_credential_named_list_or_object_is_replaced_whole_a_count_is_kept() -> None:
+    body = {
+        "credentials": ["c-4567", "c-8901"],
+        "auth": {"user": "me", "scheme": "basic"},
+        "session": {"id": "s-0123"},
+        "x_api_key": None,
+        "secret_count": 2,
+    }
+    assert Scrubber().value(body) == {
+        "credentials": REDACTED,
+        "auth": REDACTED,
+        "session": REDACTED,
+        "x_api_key": None,
+        "secret_count": 2,
+    }
 
 
 @pytest.mark.parametrize(
