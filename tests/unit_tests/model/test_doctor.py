@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from langchain_kimi import ChatKimi, doctor
+from langchain_kimi import ChatKimi, KimiConnectionError, doctor
 from langchain_kimi.doctor import Call, Diagnosis, Reach
 from langchain_kimi.testing import FakeKimiGateway
 
@@ -24,10 +24,11 @@ KEY = "doctor-key-not-real-0123"
 
 
 class _Clock:
-    """`time.monotonic` for the doctor: it moves one second per chunk the stream yields."""
+    """`time.monotonic` for the doctor: it moves `step` seconds per chunk the stream yields."""
 
     def __init__(self) -> None:
         self.now = 100.0
+        self.step = 1.0
 
     def monotonic(self) -> float:
         return self.now
@@ -49,10 +50,11 @@ def gw(monkeypatch: pytest.MonkeyPatch, clock: _Clock) -> Iterator[FakeKimiGatew
     class ClockedChatKimi(ChatKimi):
         def stream(self, *args: Any, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
             for chunk in super().stream(*args, **kwargs):
-                clock.now += 1.0
+                clock.now += clock.step
                 yield chunk
 
     def make(**fields: Any) -> ChatKimi:
+        gateway.fields = fields  # type: ignore[attr-defined]
         return ClockedChatKimi(http_client=sync_client, **fields)
 
     monkeypatch.setattr(doctor, "ChatKimi", make)
@@ -77,6 +79,14 @@ def test_the_smallest_call_costs_one_capped_low_effort_stream(
     assert effort == "low"
     assert json.dumps(body).count(doctor.PROMPT) == 1
     assert (call.reasoning, call.usage["output_tokens"]) == (True, 6)
+    fields = gw.fields  # type: ignore[attr-defined]
+    assert (fields["model"], fields["protocol"], fields["max_retries"]) == (
+        "kimi-k3.1-pro",
+        protocol,
+        0,
+    )
+    assert fields["timeout"] is doctor.CALL_TIMEOUT
+    assert (fields["base_url"], fields["api_key"]) == ("https://gw.example", KEY)
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
@@ -126,8 +136,48 @@ def test_first_token_is_the_first_chunk_with_text_or_reasoning(gw: FakeKimiGatew
     assert call.tokens_per_s == round(6 / (len(chunks) - first), 1)
 
 
+def test_rates_are_rounded_and_measured_after_the_first_token(
+    gw: FakeKimiGateway, clock: _Clock
+) -> None:
+    clock.step = 0.1237  # well under a second between chunks
+    gw.add_reply(text="OK", reasoning="Short.", usage={"input_tokens": 9, "output_tokens": 7})
+    call = doctor.smallest_call("kimi-k3.1-pro", "openai", "https://gw.example", api_key=KEY)
+    assert call.first_token_s is not None
+    assert call.tokens_per_s is not None
+    chunks_to_first = round(call.first_token_s / clock.step)
+    assert call.first_token_s == round(chunks_to_first * clock.step, 3)
+    span = clock.now - (100.0 + chunks_to_first * clock.step)
+    assert 0 < span < 1
+    assert call.tokens_per_s == round(7 / span, 1)
+
+
+def test_no_output_tokens_means_no_rate(gw: FakeKimiGateway) -> None:
+    gw.add_reply(text="OK", reasoning="Short.", usage={"input_tokens": 9, "output_tokens": 0})
+    call = doctor.smallest_call("kimi-k3.1-pro", "openai", "https://gw.example", api_key=KEY)
+    assert call.first_token_s is not None
+    assert call.tokens_per_s is None
+
+
+def test_usage_without_counts_prints_question_marks() -> None:
+    assert doctor._usage_text({"total_tokens": 3}) == "in ? / out ?"
+    assert doctor._usage_text({}) == "-"
+
+
+def test_an_error_without_a_status_prints_no_status() -> None:
+    assert doctor._describe(KimiConnectionError("could not reach")) == (
+        "KimiConnectionError: could not reach"
+    )
+
+
+def test_a_refused_base_url_is_kept_as_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVOLINK_BASE_URL", "http://gw.example/v1")
+    assert doctor.base_url_in_use() == "http://gw.example/v1"
+    monkeypatch.setenv("EVOLINK_BASE_URL", "https://gw.example/v1/")
+    assert doctor.base_url_in_use() == "https://gw.example"
+
+
 def test_a_stream_without_any_token_has_no_first_token_nor_rate(gw: FakeKimiGateway) -> None:
-    gw.add_reply(text="", reasoning="", usage={"input_tokens": 9, "output_tokens": 0})
+    gw.add_reply(text="", reasoning="", usage={"input_tokens": 9, "output_tokens": 5})
     call = doctor.smallest_call("kimi-k3.1-pro", "openai", "https://gw.example", api_key=KEY)
     assert call.ok, call.error
     assert (call.first_token_s, call.tokens_per_s, call.reasoning) == (None, None, False)
@@ -135,7 +185,8 @@ def test_a_stream_without_any_token_has_no_first_token_nor_rate(gw: FakeKimiGate
 
 def test_a_refused_configuration_is_reported_without_a_call(gw: FakeKimiGateway) -> None:
     call = doctor.smallest_call("kimi-k3.1-pro", "openai", "http://gw.example", api_key=KEY)
-    assert not call.ok
+    assert (call.model, call.protocol, call.ok) == ("kimi-k3.1-pro", "openai", False)
+    assert call.error.split(": ")[0] in ("ValueError", "ValidationError")
     assert "base_url 'http://gw.example' uses plain http" in call.error
     assert gw.requests == []
 
@@ -146,14 +197,18 @@ def test_a_refused_configuration_is_reported_without_a_call(gw: FakeKimiGateway)
 def test_a_dns_lookup_that_never_answers_times_out(monkeypatch: pytest.MonkeyPatch) -> None:
     released = threading.Event()
 
+    finished = threading.Event()
+
     def never(*_: Any) -> Any:
-        released.wait(5)
+        released.wait(2)
+        finished.set()
         return []
 
     monkeypatch.setattr(doctor.socket, "getaddrinfo", never)
     monkeypatch.setattr(doctor, "REACH_TIMEOUT_S", 0.05)
     try:
         reach = doctor.check_reach("primary", "https://dns.example/")
+        assert not finished.is_set(), "the doctor does not wait for a lookup it gave up on"
     finally:
         released.set()
     assert (reach.ok, reach.dns, reach.tls, reach.latency_ms) == (False, "failed", "-", None)
@@ -305,6 +360,20 @@ def test_every_model_and_protocol_asked_is_called_once_and_failures_are_named(
     assert result.failures == [
         "kimi-k3.1-pro over anthropic: KimiAuthenticationError (401): bad key"
     ]
+    assert [r.role for r in result.reach] == reach_ok == ["primary", "fallback"]
+
+
+def test_the_key_echoed_in_an_error_never_reaches_the_report(
+    monkeypatch: pytest.MonkeyPatch, reach_ok: list[str], gw: FakeKimiGateway
+) -> None:
+    monkeypatch.setenv("EVOLINK_API_KEY", KEY)
+    monkeypatch.setenv("EVOLINK_BASE_URL", "https://gw.example")
+    gw.add_error(401, f"bad key {KEY}")
+    result = doctor.diagnose(["kimi-k3.1-pro"], ["openai"])
+    assert result.failures == [
+        "kimi-k3.1-pro over openai: KimiAuthenticationError (401): bad key ***"
+    ]
+    assert KEY not in json.dumps(result.as_json())
     assert not result.ok
     assert result.as_json()["ok"] is False
 
