@@ -159,7 +159,8 @@ def _where(error: BaseException) -> str:
     yaml_error = error if isinstance(error, yaml.YAMLError) else error.__cause__
     mark = getattr(yaml_error, "problem_mark", None)
     if mark is not None:
-        return f", line {mark.line + 1}, column {mark.column + 1}: {yaml_error.problem}"  # type: ignore[union-attr]
+        problem = getattr(yaml_error, "problem", None) or "invalid YAML"
+        return f", line {mark.line + 1}, column {mark.column + 1}: {problem}"
     return f": not a vcrpy cassette ({type(error).__name__}: {error})"
 
 
