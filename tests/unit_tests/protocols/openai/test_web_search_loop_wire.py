@@ -250,3 +250,13 @@ def test_after_the_cap_only_the_search_leaves_the_other_tools_stay(style: str) -
     assert sent[-1]["tools"] == [_lookup_tool()]
     assert sent[-1]["tool_choice"] == "auto"
     assert message.content == FINAL["content"]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_after_the_cap_a_tool_choice_leaves_with_the_last_tool(style: str) -> None:
+    transport, sent = serve(loop_replies(1))
+    chat = ChatKimi(model=MODEL, http_client=httpx.Client(transport=transport), max_retries=0)
+    run(style, chat.bind_tools([{"type": "web_search", "max_uses": 1}], tool_choice="auto"))
+    assert sent[0]["tool_choice"] == "auto"
+    assert "tools" not in sent[-1]
+    assert "tool_choice" not in sent[-1], "a tool_choice without tools would be refused"
