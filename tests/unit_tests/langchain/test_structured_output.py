@@ -503,8 +503,15 @@ def test_function_calling_cut_at_max_tokens_raises(
 ) -> None:
     model = FakeGateway(_cut_tool_call).model(protocol, "kimi-k3.1-pro")
     structured = model.with_structured_output(schema, method="function_calling")
-    with pytest.raises(OutputParserException, match="cut at max_tokens"):
+    with pytest.raises(OutputParserException) as caught:
         list(structured.stream("hi")) if streamed else structured.invoke("hi")
+    assert str(caught.value).startswith(
+        "the reply was cut at max_tokens (finish_reason=length) before its tool call was"
+        " complete; raise max_tokens or shorten the request"
+    )
+    assert caught.value.llm_output is not None
+    assert "city" in caught.value.llm_output, "the partial arguments are kept for the reader"
+    assert "Pa" in caught.value.llm_output
 
 
 @pytest.mark.parametrize("schema", [Weather, WEATHER_JSON])
