@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pytest
 
+from langchain_kimi._request import profiles
 from langchain_kimi._request.profiles import (
     CANONICAL_EFFORTS,
     EFFORT_ALIASES,
@@ -115,8 +116,9 @@ def test_only_kimi_k3_bills_cache_writes_as_input(
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
 def test_an_unknown_model_gets_the_k31_row_with_checks_off_and_one_warning(
-    protocol: Protocol,
+    protocol: Protocol, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(profiles, "_warned_unknown", set())  # once per process: start afresh
     name = f"kimi-next-{protocol}"
     with pytest.warns(UserWarning, match=rf"Unknown Kimi model id '{name}'.*known models: "):
         row = capabilities(name, protocol)
