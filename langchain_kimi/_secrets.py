@@ -160,9 +160,15 @@ class Scrubber:
         return text if cleaned == parsed else json.dumps(cleaned, ensure_ascii=False)
 
     def _field(self, name: Any, value: Any) -> Any:
-        if isinstance(name, str) and isinstance(value, str) and is_credential_name(name):
+        # A credential-named list or object goes whole too (its items carry no names that say
+        # so); a count (`secret_count: 2`) or a null says nothing.
+        if isinstance(name, str) and _holds_text(value) and is_credential_name(name):
             return REDACTED
         return self.value(value)
+
+
+def _holds_text(value: Any) -> bool:
+    return isinstance(value, str | Mapping | list | tuple)
 
 
 def _is_credential_parameter(name: str) -> bool:

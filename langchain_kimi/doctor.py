@@ -27,6 +27,7 @@ from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+from pydantic import ValidationError
 
 from langchain_kimi._errors import KimiError
 from langchain_kimi._http.config import normalize_base_url
@@ -163,7 +164,15 @@ def smallest_call(
     except KimiError as exc:
         return Call(model, protocol, ok=False, error=_describe(exc), request_id=exc.request_id)
     except ValueError as exc:  # configuration refused before any network call
-        return Call(model, protocol, ok=False, error=f"{type(exc).__name__}: {exc}")
+        return Call(model, protocol, ok=False, error=_refusal(exc))
+
+
+def _refusal(exc: ValueError) -> str:
+    """The constructor's own `ValueError` on one line, not pydantic's wrapper around it."""
+    if isinstance(exc, ValidationError):
+        causes = [error.get("ctx", {}).get("error") for error in exc.errors()]
+        exc = next((c for c in causes if isinstance(c, ValueError)), exc)
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _describe(exc: KimiError) -> str:

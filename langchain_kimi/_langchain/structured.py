@@ -183,18 +183,34 @@ def _validate(model: Any, data: Any) -> Any:
     return model.parse_obj(data)  # pydantic v1 (its ValidationError is a ValueError)
 
 
-class _ToolsParser(_FinalParseMixin, PydanticToolsParser):
+def _raise_on_cut_tool_call(message: BaseMessage) -> None:
+    """A forced tool call in a reply cut at `max_tokens` (normalized `finish_reason` "length")
+    holds partial arguments: an error, not the part (or None) the generic parsers return."""
+    if message.response_metadata.get("finish_reason") == "length":
+        calls = [*getattr(message, "tool_calls", []), *getattr(message, "invalid_tool_calls", [])]
+        raise OutputParserException(
+            "the reply was cut at max_tokens (finish_reason=length) before its tool call was"
+            " complete; raise max_tokens or shorten the request",
+            llm_output=json.dumps([call.get("args") for call in calls], default=str),
+        )
+
+
+class _FinalToolParseMixin(_FinalParseMixin):
+    """The complete reply of a forced tool call: a refusal or a cut-off call raises."""
+
     def parse_result(self, result: list[Generation], *, partial: bool = False) -> Any:
         if result and isinstance(result[0], ChatGeneration) and not partial:
             raise_on_refusal(result[0].message)
+            _raise_on_cut_tool_call(result[0].message)
         return super().parse_result(result, partial=partial)
 
 
-class _KeyParser(_FinalParseMixin, JsonOutputKeyToolsParser):
-    def parse_result(self, result: list[Generation], *, partial: bool = False) -> Any:
-        if result and isinstance(result[0], ChatGeneration) and not partial:
-            raise_on_refusal(result[0].message)
-        return super().parse_result(result, partial=partial)
+class _ToolsParser(_FinalToolParseMixin, PydanticToolsParser):
+    pass
+
+
+class _KeyParser(_FinalToolParseMixin, JsonOutputKeyToolsParser):
+    pass
 
 
 # --- method selection and the runnable ---------------------------------------------------------

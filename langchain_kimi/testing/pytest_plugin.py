@@ -6,11 +6,11 @@ def test_capital(kimi_cassette):
     assert "Paris" in model.invoke("Capital of France? One word.").text
 ```
 
-The first run with `EVOLINK_API_KEY` set records the test's calls to
-`<rootdir>/tests/cassettes/<test module>/<test name>.yaml`; every later run replays them, with
-no key and no network (`--kimi-record` records again). A recording whose test failed is not
-kept. Loaded by every pytest run once the package is installed, so this module imports only
-pytest; the recorder loads when a test asks for the fixture.
+The first run with `EVOLINK_API_KEY` set records the test's calls to a file named after its full
+node id, `<rootdir>/tests/cassettes/<module path below tests/>/<test name>.yaml`; every later run
+replays them, with no key and no network (`--kimi-record` records again). A recording whose
+test failed is not kept. Loaded by every pytest run once the package is installed, so this module
+imports only pytest; the recorder loads when a test asks for the fixture.
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ def kimi_cassette(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
 
     plan = cassettes.plan(
         Path(request.config.rootpath),
-        Path(str(request.node.path)),
         request.node.nodeid,
         force_record=bool(request.config.getoption("kimi_record")),
     )

@@ -455,6 +455,76 @@ def test_refusal_stop_reason_raises_model_refusal_error() -> None:
     assert caught.value.raw_message.response_metadata["raw_finish_reason"] == "refusal"
 
 
+# --- function_calling: a refusal or a reply cut at max_tokens is an error, never None or a part ---
+# 000: `stop_reason` "refusal" and "max_tokens" ("se alcanzó max_tokens": max_tokens was reached).
+# The peers differ: ChatOpenAI returns None for tool arguments that are not JSON; ChatAnthropic and
+# langchain-core's parsers return the partial dict (a pydantic schema fails validation, with a log
+# line about `max_tokens`). ChatKimi raises: a cut-off tool call is not the requested output.
+
+
+def _cut_tool_call(body: dict[str, Any], path: str, *, stop_reason: str = "max_tokens") -> Any:
+    """A forced tool call cut at max_tokens: `{"city": "Pa` (Chat Completions, arguments are
+    text; streamed when asked) or `{"city": "Pa"}` (Messages: `input` is an object)."""
+    if path.endswith("/messages"):
+        reply = _reply(body, path, None, stop_reason=stop_reason)
+        reply["content"][1]["input"] = {"city": "Pa"}
+        return reply
+    name = body["tools"][0]["function"]["name"]
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": name, "arguments": '{"city": "Pa'},
+    }
+    if not body.get("stream"):
+        reply = _reply(body, path, None)
+        reply["choices"][0]["message"]["tool_calls"] = [call]
+        reply["choices"][0]["finish_reason"] = "length"
+        return reply
+    deltas = [({"role": "assistant", "tool_calls": [{"index": 0, **call}]}, None), ({}, "length")]
+    events = [
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": body["model"],
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        for delta, finish in deltas
+    ]
+    return "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+
+
+@pytest.mark.parametrize("schema", [Weather, WEATHER_JSON])
+@pytest.mark.parametrize(
+    ("protocol", "streamed"), [("openai", False), ("openai", True), ("anthropic", False)]
+)
+def test_function_calling_cut_at_max_tokens_raises(
+    schema: Any, protocol: str, streamed: bool
+) -> None:
+    model = FakeGateway(_cut_tool_call).model(protocol, "kimi-k3.1-pro")
+    structured = model.with_structured_output(schema, method="function_calling")
+    with pytest.raises(OutputParserException) as caught:
+        list(structured.stream("hi")) if streamed else structured.invoke("hi")
+    assert str(caught.value).startswith(
+        "the reply was cut at max_tokens (finish_reason=length) before its tool call was"
+        " complete; raise max_tokens or shorten the request"
+    )
+    assert caught.value.llm_output is not None
+    assert "city" in caught.value.llm_output, "the partial arguments are kept for the reader"
+    assert "Pa" in caught.value.llm_output
+
+
+@pytest.mark.parametrize("schema", [Weather, WEATHER_JSON])
+def test_function_calling_refusal_raises_model_refusal_error(schema: Any) -> None:
+    model = _model("kimi-k3.1-pro", "anthropic", [], text="I can't help.", stop_reason="refusal")
+    structured = model.with_structured_output(schema, method="function_calling")
+    with pytest.raises(ModelRefusalError):
+        structured.invoke("hi")
+    refused = AIMessageChunk(content="no", response_metadata={"finish_reason": "refusal"})
+    with pytest.raises(ModelRefusalError):
+        list(structured.last.transform(iter([refused])))  # type: ignore[attr-defined]
+
+
 def test_stream_parser_ends_with_full_object_and_raises_on_bad_json() -> None:
     parser = KimiJsonAnswerParser()
     pieces = ['{"city": "Pa', 'ris", "tempera', 'ture_c": 21.5}']

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from langchain_core.load import dumpd, load
 
-from langchain_kimi import ChatKimi
+from langchain_kimi import ChatKimi, KimiAPIError
 from tests.support.fake_gateway import minimal_reply
 
 KEY = "test-key-not-real"
@@ -23,7 +23,9 @@ KEY = "test-key-not-real"
 def _recording(sent: list[httpx.Request]) -> httpx.Client:
     def handler(request: httpx.Request) -> httpx.Response:
         sent.append(request)
-        return httpx.Response(200, json=minimal_reply(json.loads(request.content), request.url.path))
+        return httpx.Response(
+            200, json=minimal_reply(json.loads(request.content), request.url.path)
+        )
 
     return httpx.Client(transport=httpx.MockTransport(handler))
 
@@ -351,3 +353,44 @@ def test_construction_errors_never_show_the_key(fields: dict[str, Any]) -> None:
     text = str(info.value) + repr(info.value)
     assert _SECRET[3:11] not in text
     assert _SECRET[-6:] not in text
+
+
+# --- the fallback host and your own clients ------------------------------------------------------
+
+
+def _failing(hosts: list[str]) -> httpx.Client:
+    def handler(request: httpx.Request) -> httpx.Response:
+        hosts.append(request.url.host)
+        return httpx.Response(503, json={"error": {"message": "down", "type": "server_error"}})
+
+    return httpx.Client(transport=httpx.MockTransport(handler))
+
+
+def test_fallback_base_url_none_stays_none_and_no_call_goes_to_the_fallback_host() -> None:
+    hosts: list[str] = []
+    model = ChatKimi(
+        api_key=KEY, max_retries=0, fallback_base_url=None, http_client=_failing(hosts)
+    )
+    assert model.fallback_base_url is None
+    with pytest.raises(KimiAPIError):
+        model.invoke("hi")
+    assert hosts == ["direct.evolink.ai"]
+
+
+def test_the_documented_fallback_backs_the_default_primary_when_not_disabled() -> None:
+    hosts: list[str] = []
+    model = ChatKimi(api_key=KEY, max_retries=0, http_client=_failing(hosts))
+    assert model.fallback_base_url == "https://api.evolink.ai"
+    with pytest.raises(KimiAPIError):
+        model.invoke("hi")
+    assert hosts == ["direct.evolink.ai", "api.evolink.ai"]
+
+
+def test_a_model_with_its_own_http_clients_dumps_to_json_without_them() -> None:
+    sent: list[httpx.Request] = []
+    model = _model(sent, http_async_client=httpx.AsyncClient())
+    dumped = json.loads(model.model_dump_json())
+    assert dumped["model"] == model.model
+    assert "http_client" not in dumped
+    assert "http_async_client" not in dumped
+    assert "http_client" not in model.model_dump()

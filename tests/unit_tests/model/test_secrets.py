@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from typing import Any
 
 import pytest
 
-from langchain_kimi._secrets import REDACTED, Scrubber, is_credential_name, split_userinfo
+from langchain_kimi._secrets import (
+    REDACTED,
+    Scrubber,
+    is_credential_name,
+    split_userinfo,
+    url_credentials,
+)
 from tests.support.secret_forms import ENCODINGS, KEYS, forms, leaks
 
 
@@ -79,10 +87,53 @@ def test_a_parsed_structure_loses_the_key_everywhere_and_keeps_its_shape() -> No
         "apiKey",
         "client_secret",
         "password",
+        "passwd",
+        "secret",
+        "auth",
+        "X-Auth",
+        "session",
+        "X-Session",
+        "sessionToken",
+        "credential",
+        "credentials",
+        "X-Amz-Credential",
     ],
 )
 def test_credential_names(name: str) -> None:
     assert is_credential_name(name)
+
+
+def test_values_under_session_and_credential_names_are_replaced_whole() -> None:
+    body = {
+        "session": "s-0123",
+        "nested": {"credential": "c-4567", "X-Session": "x"},
+        "sessions_count": 3,
+        "note": "session credential",
+    }
+    cleaned = Scrubber().value(body)
+    assert cleaned == {
+        "session": REDACTED,
+        "nested": {"credential": REDACTED, "X-Session": REDACTED},
+        "sessions_count": 3,
+        "note": "session credential",
+    }
+
+
+def test_a_credential_named_list_or_object_is_replaced_whole_a_count_is_kept() -> None:
+    body = {
+        "credentials": ["c-4567", "c-8901"],
+        "auth": {"user": "me", "scheme": "basic"},
+        "session": {"id": "s-0123"},
+        "x_api_key": None,
+        "secret_count": 2,
+    }
+    assert Scrubber().value(body) == {
+        "credentials": REDACTED,
+        "auth": REDACTED,
+        "session": REDACTED,
+        "x_api_key": None,
+        "secret_count": 2,
+    }
 
 
 @pytest.mark.parametrize(
@@ -163,3 +214,67 @@ def test_userinfo_is_found_inside_one_json_string_only() -> None:
     text = '{"u":"https://x","e":"a@b","v":"https://svc:pw@host"}'
     cleaned = Scrubber().text(text)
     assert json.loads(cleaned) == {"u": "https://x", "e": "a@b", "v": "https://***@host"}
+
+
+# --- the parts the scrubber is built from (mutmut survivors of issue 31's re-sample) ------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _Record:
+    note: str
+    api_key: str
+    count: int
+    items: tuple[Any, ...] = ()
+    cached: str = dataclasses.field(default="", init=False)
+
+
+def test_a_dataclass_is_copied_with_every_field_cleaned() -> None:
+    secret = "rec-secret-0123456789"
+    record = _Record(note=f"echo {secret}", api_key="plain", count=3, items=(secret, [secret]))
+    cleaned = Scrubber((secret,)).value(record)
+    assert cleaned == _Record(
+        note="echo ***", api_key=REDACTED, count=3, items=(REDACTED, [REDACTED])
+    )
+    assert type(cleaned.items) is tuple
+    assert Scrubber((secret,)).value(_Record) is _Record, "a class is not an instance to copy"
+
+
+def test_the_longest_secret_is_replaced_first_and_eight_characters_count_as_long() -> None:
+    scrubber = Scrubber(("12345678", "012345678"))
+    assert scrubber.text("id 012345678.") == "id ***."
+    assert Scrubber(("abcdefgh",)).text("xx abcdefgh yy") == "xx *** yy"
+    assert Scrubber((" pw1 ",)).text("pw1") == REDACTED, "a padded short secret matches trimmed"
+
+
+def test_a_form_encoded_space_in_a_secret_is_found() -> None:
+    assert Scrubber(("pass word12",)).text("q=pass+word12&x=1") == "q=***&x=1"
+
+
+def test_for_key_keeps_the_key_and_the_url_credentials_together() -> None:
+    scrubber = Scrubber.for_key("key-abcdefgh", "https://u:pw12345678@h.example")
+    assert scrubber.text("key-abcdefgh pw12345678") == "*** ***"
+    assert Scrubber.for_key(None).secrets == ()
+    assert Scrubber.for_key(None, None).secrets == ()
+
+
+def test_url_credentials_are_user_password_and_credential_parameters() -> None:
+    url = "https://user:pa:ss@h.example/v1?api_key=q1w2e3r4t5&x=1&token=t0k"
+    assert url_credentials(url) == ["user", "pa:ss", "q1w2e3r4t5", "t0k"]
+    assert url_credentials("https://u:p@[::1/x?token=abc") == ["u", "p"], "invalid IPv6: no query"
+
+
+def test_userinfo_is_up_to_the_last_at_before_the_query() -> None:
+    assert split_userinfo("https://u:p@ss@h.example/a?next=x@y#z@w") == (
+        "u:p@ss",
+        "h.example/a?next=x@y#z@w",
+    )
+    assert split_userinfo("https://u:p@h.example/?r=https://v:q@other") == (
+        "u:p",
+        "h.example/?r=https://v:q@other",
+    )
+
+
+def test_a_url_keeps_its_blank_query_values() -> None:
+    assert Scrubber().url("https://h.example/v1?flag=&api_key=k") == (
+        "https://h.example/v1?flag=&api_key=***"
+    )

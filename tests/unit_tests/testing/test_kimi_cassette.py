@@ -16,11 +16,14 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, quote_plus
 
 import httpx
 import pytest
+import yaml
 
+import langchain_kimi
 from langchain_kimi.testing import FakeKimiGateway, cassettes
 from tests.support.doc_samples import PYTEST_FILES
 from tests.support.loopback import LoopbackServer, QuietHandler, running
@@ -73,6 +76,7 @@ def _gateway_server(gw: FakeKimiGateway) -> LoopbackServer:
                 if name.lower() not in ("content-length", "transfer-encoding", "connection"):
                     self.send_header(name, value)
             self.send_header("x-echo-key", KEY)
+            self.send_header("x-echoed", self.headers["authorization"].removeprefix("Bearer "))
             self.send_header("set-cookie", f"session={quote(KEY, safe='')}; Path=/")
             self.send_header("content-length", str(len(body)))
             self.end_headers()
@@ -82,11 +86,16 @@ def _gateway_server(gw: FakeKimiGateway) -> LoopbackServer:
 
 
 # Replays run with pytest-socket's `--disable-socket --allow-unix-socket`, as this repository's
-# suite does: no network socket may open; asyncio's event loop needs its unix self-pipe.
+# suite does: no network socket may open; asyncio's event loop needs its unix self-pipe. The
+# project's pytest imports the `langchain_kimi` this test imports (a checkout other than the
+# installed one included).
 def _pytest(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     clean = {
         k: v for k, v in os.environ.items() if not k.startswith(("EVOLINK_", "PYTEST_", "VCR_"))
     }
+    clean["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(langchain_kimi.__file__).parents[1]), *filter(None, [clean.get("PYTHONPATH")])]
+    )
     return subprocess.run(
         [
             sys.executable,
@@ -106,6 +115,26 @@ def _pytest(project: Path, env: dict[str, str], *args: str) -> subprocess.Comple
         timeout=300,
         check=False,
     )
+
+
+OWN_KEY = "own-Key/NotReal_9876543210"
+"""A key given as `ChatKimi(api_key=...)`, unlike `EVOLINK_API_KEY`; not shaped like `sk-...`."""
+
+SAME_TEST = """
+from langchain_kimi import ChatKimi
+
+
+def test_same(kimi_cassette):
+    assert ChatKimi(protocol="openai").invoke("Which folder?").text == "Folder {folder}."
+"""
+
+OWN_KEY_TEST = f"""
+from langchain_kimi import ChatKimi
+
+
+def test_own_key(kimi_cassette):
+    assert ChatKimi(api_key={OWN_KEY!r}, protocol="anthropic").invoke("Hi").text == "Hello."
+"""
 
 
 @pytest.fixture(scope="module")
@@ -188,6 +217,8 @@ def test_a_request_without_a_recording_fails_saying_how_to_record(
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 failed, 1 passed" in done.stdout
     assert "no recording of POST /v1/chat/completions" in done.stdout
+    assert '-      "content": "Capital of France?",' in done.stdout
+    assert '+      "content": "Capital of Peru?",' in done.stdout
     assert (
         "EVOLINK_API_KEY=... pytest --kimi-record 'tests/test_changed.py::test_capital_openai'"
         in done.stdout
@@ -226,13 +257,178 @@ def test_a_test_that_fails_while_recording_keeps_no_cassette(project: Path, tmp_
 
 
 @pytest.mark.parametrize(
-    ("nodeid", "name"),
+    ("nodeid", "path"),
     [
-        ("tests/test_a.py::test_x", "test_x"),
-        ("tests/test_a.py::test_x[openai-k3.1]", "test_x_openai-k3.1"),
-        ("tests/test_a.py::TestAgent::test_x[a b]", "TestAgent.test_x_a_b"),
+        ("tests/test_a.py::test_x", "test_a/test_x.yaml"),
+        ("tests/test_a.py::test_x[openai-k3.1]", "test_a/test_x[openai-k3.1].yaml"),
+        ("tests/a/test_dup.py::test_same", "a/test_dup/test_same.yaml"),
+        ("tests/b/test_dup.py::test_same", "b/test_dup/test_same.yaml"),
+        ("tests/a/test_dup.py::TestAgent::test_x", "a/test_dup/TestAgent.test_x.yaml"),
+        ("src/test_a.py::test_x", "@rootdir/src/test_a/test_x.yaml"),
+        ("../other/test_a.py::test_x", "@rootdir/@parent/other/test_a/test_x.yaml"),
     ],
 )
-def test_the_cassette_path_names_module_class_test_and_parameters(nodeid: str, name: str) -> None:
-    path = cassettes.cassette_path(Path("/p"), Path("/p/tests/test_a.py"), nodeid)
-    assert path == Path(f"/p/tests/cassettes/test_a/{name}.yaml")
+def test_the_cassette_path_is_the_full_node_id(nodeid: str, path: str) -> None:
+    assert cassettes.cassette_path(Path("/p"), nodeid) == Path("/p/tests/cassettes", path)
+
+
+def test_parameters_a_file_name_cannot_hold_still_name_distinct_cassettes() -> None:
+    ids = ["test_x[a b]", "test_x[a_b]", "test_x[a/b]", "test_x[a:b]", "test_x[" + "p" * 300 + "]"]
+    paths = [cassettes.cassette_path(Path("/p"), f"tests/test_a.py::{i}") for i in ids]
+    assert len(set(paths)) == len(ids)
+    assert paths[1].name == "test_x[a_b].yaml", "a name kept whole carries no hash"
+    assert paths[0].name.startswith("test_x[a_b]~")
+    assert paths[0].suffix == ".yaml"
+    assert all(p.parent == Path("/p/tests/cassettes/test_a") for p in paths)
+    assert all(len(p.name) < 200 for p in paths)
+
+
+@pytest.mark.parametrize(
+    ("key", "force", "exists", "record"),
+    [
+        ("", False, False, False),
+        ("", False, True, False),
+        ("k", False, False, True),
+        ("k", False, True, False),
+        ("k", True, False, True),
+        ("k", True, True, True),
+    ],
+)
+def test_a_cassette_is_recorded_with_a_key_when_missing_or_forced(
+    key: str,
+    force: bool,
+    exists: bool,
+    record: bool,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(cassettes.KEY_ENV, key)
+    path = cassettes.cassette_path(tmp_path, "tests/test_a.py::test_x")
+    if exists:
+        path.parent.mkdir(parents=True)
+        path.write_text("interactions: []\n")
+    plan = cassettes.plan(tmp_path, "tests/test_a.py::test_x", force_record=force)
+    assert (plan.path, plan.record, plan.nodeid) == (path, record, "tests/test_a.py::test_x")
+
+
+def test_kimi_record_without_a_key_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(cassettes.KEY_ENV, raising=False)
+    with pytest.raises(cassettes.NoRecordingError, match=r"--kimi-record needs EVOLINK_API_KEY"):
+        cassettes.plan(tmp_path, "tests/test_a.py::test_x", force_record=True)
+
+
+@pytest.fixture
+def openai_cassette(
+    project: Path, recorded: subprocess.CompletedProcess[str], tmp_path: Path
+) -> Path:
+    """A copy of a recording of two calls (an invoke, a stream) that tests may change."""
+    source = project / "tests" / "cassettes" / "test_agent" / "test_capital_openai.yaml"
+    return Path(shutil.copy(source, tmp_path / "recorded.yaml"))
+
+
+def _recorded_bodies(cassette: Path) -> list[dict[str, Any]]:
+    interactions = yaml.safe_load(cassette.read_text())["interactions"]
+    return [json.loads(i["request"]["body"]) for i in interactions]
+
+
+def _replay(cassette: Path, *bodies: dict[str, Any]) -> None:
+    plan = cassettes.Plan(path=cassette, record=False, nodeid="tests/test_x.py::test_x")
+    with cassettes.use(plan), httpx.Client() as client:
+        for body in bodies:
+            client.post("http://gw.example/v1/chat/completions", json=body)
+
+
+def test_a_changed_request_shows_the_nearest_recording_and_the_body_diff(
+    openai_cassette: Path,
+) -> None:
+    _invoke, stream = _recorded_bodies(openai_cassette)
+    changed = json.loads(json.dumps(stream).replace("Capital of Italy?", "Capital of Chile?"))
+    with pytest.raises(cassettes.NoRecordingError) as caught:
+        _replay(openai_cassette, changed)
+    message = str(caught.value)
+    assert "Nearest recorded request: #2 of 2, POST /v1/chat/completions" in message
+    assert '-      "content": "Capital of Italy?",' in message
+    assert '+      "content": "Capital of Chile?",' in message
+    assert "Capital of France?" not in message, "the diff is against the nearest recording"
+    assert "recording again would keep that bug" in message
+    assert "pytest --kimi-record 'tests/test_x.py::test_x'" in message
+
+
+def test_a_request_sent_more_often_than_recorded_says_so(openai_cassette: Path) -> None:
+    invoke, _ = _recorded_bodies(openai_cassette)
+    with pytest.raises(cassettes.NoRecordingError, match=r"matches recording #1, already replayed"):
+        _replay(openai_cassette, invoke, invoke)
+
+
+def test_an_unreadable_cassette_names_its_file_and_line(openai_cassette: Path) -> None:
+    lines = openai_cassette.read_text().splitlines()
+    lines[6] = "  broken: [unclosed: {"  # a hand edit gone wrong
+    openai_cassette.write_text("\n".join(lines) + "\n")
+    with pytest.raises(cassettes.UnreadableCassetteError) as caught:
+        _replay(openai_cassette)
+    assert f"cannot read {openai_cassette}, line " in str(caught.value)
+    line = int(str(caught.value).split(", line ")[1].split(",")[0])
+    assert 7 <= line <= 9, caught.value
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"interactions: []\n\xff\xfe\n", "CassetteDecodeError: Can't read Cassette, Encoding"),
+        (b"- just a list\n", "not a vcrpy cassette (TypeError: list indices"),
+        (b"requests: []\n", "not a vcrpy cassette (KeyError: 'interactions')"),
+    ],
+)
+def test_a_file_that_is_no_cassette_names_itself(
+    content: bytes, problem: str, tmp_path: Path
+) -> None:
+    cassette = tmp_path / "odd.yaml"
+    cassette.write_bytes(content)
+    with pytest.raises(cassettes.UnreadableCassetteError, match=f"cannot read {cassette}") as e:
+        _replay(cassette)
+    assert problem in str(e.value)
+
+
+def test_recording_again_starts_from_an_empty_cassette(tmp_path: Path) -> None:
+    cassette = tmp_path / "broken.yaml"
+    cassette.write_text("interactions: [unclosed\n")
+    plan = cassettes.Plan(path=cassette, record=True, nodeid="tests/test_x.py::test_x")
+    with cassettes.use(plan) as loaded:
+        assert len(loaded) == 0, "the old file is neither read nor kept"
+
+
+def test_two_tests_of_the_same_name_in_two_folders_keep_their_own_cassettes(
+    tmp_path: Path,
+) -> None:
+    """Same module name, same test name, same prompt: each replays its own answer; and a key given
+    as `api_key=` (not `EVOLINK_API_KEY`) that the gateway echoes is not written either."""
+    for folder in ("a", "b"):
+        (tmp_path / "tests" / folder).mkdir(parents=True)
+        (tmp_path / "tests" / folder / "__init__.py").write_text("")
+        (tmp_path / "tests" / folder / "test_dup.py").write_text(SAME_TEST.format(folder=folder))
+    (tmp_path / "tests" / "test_own_key.py").write_text(OWN_KEY_TEST)
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    tests = ["tests/a/test_dup.py", "tests/b/test_dup.py", "tests/test_own_key.py"]
+    gw = FakeKimiGateway()
+    for answer in ("Folder a.", "Folder b.", "Hello."):
+        gw.add_reply(text=answer)
+    with running(_gateway_server(gw)) as server:
+        recorded = _pytest(
+            tmp_path, {"EVOLINK_API_KEY": KEY, "EVOLINK_BASE_URL": server.url}, *tests
+        )
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    root = tmp_path / "tests" / "cassettes"
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*.yaml")) == [
+        "a/test_dup/test_same.yaml",
+        "b/test_dup/test_same.yaml",
+        "test_own_key/test_own_key.yaml",
+    ]
+    own = (root / "test_own_key" / "test_own_key.yaml").read_text()
+    assert "x-echoed:\n      - '***'" in own, "the gateway echoed the key; the echo was replaced"
+    for form in [OWN_KEY, json.dumps(OWN_KEY)[1:-1], quote(OWN_KEY, safe="")]:
+        assert form not in own
+    replayed = _pytest(tmp_path, {}, *tests, "--disable-socket", "--allow-unix-socket")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "3 passed" in replayed.stdout

@@ -390,6 +390,36 @@ def test_tool_input_given_whole_in_start_event() -> None:
     assert merged.usage_metadata is None
 
 
+@pytest.mark.parametrize(
+    ("block", "delta", "reasoning", "text"),
+    [
+        ({"type": "thinking", "thinking": "Start. ", "signature": ""}, "thinking", "Start. Go.", ""),
+        ({"type": "text", "text": "Hello, "}, "text", None, "Hello, Go."),
+    ],
+)
+def test_text_or_thinking_carried_in_the_start_event_is_kept(
+    block: dict[str, Any], delta: str, reasoning: str | None, text: str
+) -> None:
+    """Some servers put the first text or thinking in `content_block_start`: it is content too,
+    streamed before the deltas and kept in the final block."""
+    delta_body = {"type": f"{delta}_delta", delta: "Go."}
+    raw = sse(
+        ("message_start", {"type": "message_start", "message": {"id": "m", "model": "kimi-k3"}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta_body}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_stop", {"type": "message_stop"}),
+    )
+    chunks = decode(sse_events(raw))
+    merged = aggregate(chunks)
+    assert merged.content == text
+    assert merged.additional_kwargs.get("reasoning_content") == reasoning
+    first = block.get("thinking") or block.get("text")
+    assert any(
+        first in (c.content, c.additional_kwargs.get("reasoning_content")) for c in chunks
+    ), "the start event's text is streamed as it comes"
+
+
 def test_error_event_raises_typed_error() -> None:
     decoder = StreamDecoder()
     payload = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}

@@ -227,3 +227,36 @@ def test_equal_counts_of_different_rounds_add_up_too(style: str) -> None:
     assert token_usage["total_tokens"] == 120 + 220 + 420
     assert message.usage_metadata is not None
     assert message.usage_metadata["output_tokens"] == token_usage["completion_tokens"]
+
+
+def _lookup_tool() -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": "lookup",
+            "description": "Look a word up.",
+            "parameters": {"type": "object", "properties": {"word": {"type": "string"}}},
+        },
+    }
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_after_the_cap_only_the_search_leaves_the_other_tools_stay(style: str) -> None:
+    transport, sent = serve(loop_replies(1))
+    chat = ChatKimi(model=MODEL, http_client=httpx.Client(transport=transport), max_retries=0)
+    tools = [{"type": "web_search", "max_uses": 1}, _lookup_tool()]
+    message = run(style, chat.bind_tools(tools, tool_choice="auto"))
+    assert [_declares_search(body) for body in sent] == [True, False]
+    assert sent[-1]["tools"] == [_lookup_tool()]
+    assert sent[-1]["tool_choice"] == "auto"
+    assert message.content == FINAL["content"]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_after_the_cap_a_tool_choice_leaves_with_the_last_tool(style: str) -> None:
+    transport, sent = serve(loop_replies(1))
+    chat = ChatKimi(model=MODEL, http_client=httpx.Client(transport=transport), max_retries=0)
+    run(style, chat.bind_tools([{"type": "web_search", "max_uses": 1}], tool_choice="auto"))
+    assert sent[0]["tool_choice"] == "auto"
+    assert "tools" not in sent[-1]
+    assert "tool_choice" not in sent[-1], "a tool_choice without tools would be refused"
