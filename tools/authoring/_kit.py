@@ -3,7 +3,7 @@
 Request bodies are NOT produced here: every authoring module writes each body out by hand. This
 module turns what the authored service answers (a `Reply`, or a response written out with the
 pieces of `_wire`) into the wire forms the specs document, wraps request and response into a
-vcrpy interaction, and renders the readable YAML through `tests.support.cassette_format`.
+vcrpy interaction, and renders the readable YAML through `tools.cassette_format`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from langchain_kimi.testing import frames
-from tests.support import cassette_format
-from tests.support.paths import CASSETTE_ROOT
+from tools import cassette_format
+from tools.paths import CASSETTE_ROOT
 
 Cassettes = dict[str, str]
 """A group's output: file path relative to `cassettes/` -> the cassette's YAML text."""

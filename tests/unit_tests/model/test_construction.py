@@ -23,7 +23,9 @@ KEY = "test-key-not-real"
 def _recording(sent: list[httpx.Request]) -> httpx.Client:
     def handler(request: httpx.Request) -> httpx.Response:
         sent.append(request)
-        return httpx.Response(200, json=minimal_reply(json.loads(request.content), request.url.path))
+        return httpx.Response(
+            200, json=minimal_reply(json.loads(request.content), request.url.path)
+        )
 
     return httpx.Client(transport=httpx.MockTransport(handler))
 

@@ -20,9 +20,9 @@ def _stdlib(value: object) -> bytes:
     "body",
     [
         {"model": "kimi-k3.1-pro", "messages": [{"role": "user", "content": "Reply with OK."}]},
-        {"messages": [{"role": "user", "content": "天气怎么样？ é ü 🚀 \u2028 \"quoted\" \\"}]},
+        {"messages": [{"role": "user", "content": '天气怎么样？ é ü 🚀 \u2028 "quoted" \\'}]},
         {"max_tokens": 131072, "stream": True, "tools": [], "nested": {"a": [1, 2, {"b": None}]}},
-        {"tool_calls": [{"function": {"arguments": "{\"city\": \"Oslo\"}"}}]},
+        {"tool_calls": [{"function": {"arguments": '{"city": "Oslo"}'}}]},
     ],
 )
 def test_same_bytes_as_the_standard_library(body: dict[str, object]) -> None:
@@ -50,7 +50,12 @@ def _strict(data: bytes) -> object:
     return json.loads(data, parse_constant=refuse)
 
 
-NOT_FINITE = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf"), "list": [float("nan")]}
+NOT_FINITE = {
+    "nan": float("nan"),
+    "inf": float("inf"),
+    "-inf": float("-inf"),
+    "list": [float("nan")],
+}
 AS_NULL = {"nan": None, "inf": None, "-inf": None, "list": [None]}
 
 
