@@ -29,7 +29,6 @@ PROTOCOL = {
     CHAT_OPENAI: "openai",
     CHAT_DEEPSEEK: "openai",
 }
-PEERS = {KIMI_ANTHROPIC: (CHAT_ANTHROPIC,), KIMI_OPENAI: (CHAT_OPENAI, CHAT_DEEPSEEK)}
 
 
 def _kimi(protocol: str) -> Callable[[str], BaseChatModel]:

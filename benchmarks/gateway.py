@@ -32,13 +32,20 @@ import random
 import re
 import time
 
-from benchmarks.replies import STREAM_EVENTS, Replies, replies_for
+from benchmarks.replies import MODEL, STREAM_EVENTS, Replies, replies_for
 from benchmarks.server import _STREAM_TRUE, _response, _watch_stdin, serve_connection
+from langchain_kimi.testing import frames
+from langchain_kimi.testing.script import Error
+from langchain_kimi.testing.wire import error_body
 
+_SLOW_DOWN = Error(
+    status=429, message="slow down", error_type="rate_limit_error", code="rate", retry_after=None
+)
 _RATE_LIMITED = {
-    "anthropic": {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
-    "openai": {"error": {"type": "rate_limit_error", "message": "slow down", "code": "rate"}},
+    protocol: frames.compact(error_body(_SLOW_DOWN, protocol, "req_gateway")).encode()
+    for protocol in ("anthropic", "openai")
 }
+"""The 429 bodies, as the fake gateway writes them (`langchain_kimi.testing.wire.error_body`)."""
 
 
 _DOC_ID = re.compile(r"DOC-\d+")
@@ -57,15 +64,9 @@ def extraction_reply(body: bytes) -> bytes:
         "content": json.dumps(answer),
         "reasoning_content": "Read the document id and its tone.",
     }
-    reply = {
-        "id": "chatcmpl-gateway",
-        "object": "chat.completion",
-        "created": 1767225600,
-        "model": "kimi-k3.1-pro",
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52},
-    }
-    return json.dumps(reply).encode()
+    usage = frames.openai_usage_counts(40, 12, 8)
+    reply = frames.openai_completion("chatcmpl-gateway", MODEL, message, "stop", usage)
+    return frames.compact(reply).encode()
 
 
 def retry_after_header(form: str, wait: float) -> bytes:
@@ -139,7 +140,7 @@ class Gateway:
             self.stats["throttled"] += 1
             if self.args.refusal_delay:  # a gateway across a network, or busy: 429s take time
                 await asyncio.sleep(self.delays.uniform(0, self.args.refusal_delay))
-            error = json.dumps(_RATE_LIMITED[protocol]).encode()
+            error = _RATE_LIMITED[protocol]
             head = _response("429 Too Many Requests", "application/json", error)
             retry_after = retry_after_header(self.args.retry_after, wait)
             writer.write(head.replace(b"\r\n", b"\r\n" + retry_after, 1))

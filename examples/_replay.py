@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CASSETTE_DIR = ROOT / "cassettes" / "examples"
 PLACEHOLDER_KEY = "replay-placeholder-not-a-key"
 
-if str(ROOT) not in sys.path:  # `tests.support.cassette_format` lives under the repo root
+if str(ROOT) not in sys.path:  # `tools.cassette_format` lives under the repo root
     sys.path.insert(0, str(ROOT))
 
 
@@ -32,7 +32,7 @@ def live_or_replay(name: str) -> Iterator[bool]:
 
     try:
         # vcrpy + the readable "kimiyaml" format
-        from tests.support.cassette_format import replay_vcr
+        from tools.cassette_format import replay_vcr
 
         recorder = replay_vcr(record_mode="none")
     except ImportError:

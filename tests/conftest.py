@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 from vcr import VCR
 
-from tests.support import cassette_format
 from tests.support.fake_gateway import PLACEHOLDER_KEY
-from tests.support.paths import CASSETTE_ROOT
 from tests.support.recording import (
     PLACEHOLDER_AUTH,
     record_mode,
     scrub_request,
     scrub_response,
 )
+from tools import cassette_format
+from tools.paths import CASSETTE_ROOT
 
 
 def pytest_recording_configure(config: pytest.Config, vcr: VCR) -> None:

@@ -3,21 +3,20 @@
 Shapes follow the published documents shipped in `spec/` (`ChatCompletionResponse`,
 `MessageResponse`, `MessageUsage`, `ErrorResponse`) and their streams: Chat Completions chunks
 ending in `data: [DONE]` with usage on a trailing chunk; Messages events `message_start` (input
-usage) ... `message_delta` (output usage) `message_stop`.
+usage) ... `message_delta` (output usage) `message_stop`. The pieces (usage objects, chunks,
+events, framing) are `frames.py`'s, shared with the repository's cassette authoring.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
+from langchain_kimi.testing import frames
+from langchain_kimi.testing.frames import CREATED as CREATED  # public here before frames.py
+from langchain_kimi.testing.frames import Json
+from langchain_kimi.testing.frames import compact as _compact
 from langchain_kimi.testing.script import Error, Reply, Usage, WebSearch
-
-Json = dict[str, Any]
-CREATED = 1767225600
-"""The `created` timestamp of every Chat Completions reply (2026-01-01): reproducible replies."""
 
 
 @dataclass(frozen=True)
@@ -29,10 +28,6 @@ class Rendering:
     new_call_id: Callable[[], str]
     sign: Callable[[str], str]
     prompt_chars: int
-
-
-def _compact(payload: Any) -> str:
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
 def _pieces(text: str) -> list[str]:
@@ -95,39 +90,25 @@ def openai_message(step: Reply | WebSearch, r: Rendering) -> tuple[Json, str, Us
 
 def openai_usage(usage: Usage) -> Json:
     """`prompt_tokens` counts ALL input, cache reads and writes included (004)."""
-    return {
-        "prompt_tokens": usage.input_tokens,
-        "completion_tokens": usage.output_tokens,
-        "total_tokens": usage.input_tokens + usage.output_tokens,
-        "prompt_tokens_details": {
-            "cached_tokens": usage.cache_read,
-            "cache_write_tokens": usage.cache_write,
-        },
-        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
-    }
+    return frames.openai_usage_counts(
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.reasoning_tokens,
+        cached=usage.cache_read,
+        written=usage.cache_write,
+    )
 
 
 def openai_json(message: Json, finish: str, usage: Usage, r: Rendering) -> Json:
-    return {
-        "id": r.reply_id,
-        "object": "chat.completion",
-        "created": CREATED,
-        "model": r.model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": openai_usage(usage),
-    }
+    return frames.openai_completion(r.reply_id, r.model, message, finish, openai_usage(usage))
 
 
 def openai_sse(message: Json, finish: str, usage: Usage, r: Rendering) -> str:
     """Chunks: role, reasoning, answer, each tool call (head, then arguments), the finish, then
     a trailing chunk with empty `choices` and the usage; `data: [DONE]` ends the stream."""
 
-    def chunk(choices: list[Json], **extra: Any) -> str:
-        head = {"id": r.reply_id, "object": "chat.completion.chunk", "created": CREATED}
-        return f"data: {_compact({**head, 'model': r.model, 'choices': choices, **extra})}\n\n"
-
-    def delta(content: Json, finish_reason: str | None = None) -> str:
-        return chunk([{"index": 0, "delta": content, "finish_reason": finish_reason}])
+    def delta(content: Json, finish_reason: str | None = None) -> Json:
+        return frames.openai_chunk(r.reply_id, r.model, content, finish_reason)
 
     out = [delta({"role": "assistant", "content": ""})]
     out += [delta({"reasoning_content": p}) for p in _pieces(message["reasoning_content"])]
@@ -143,9 +124,8 @@ def openai_sse(message: Json, finish: str, usage: Usage, r: Rendering) -> str:
         arguments = {"index": index, "function": {"arguments": function["arguments"]}}
         out.append(delta({"tool_calls": [arguments]}))
     out.append(delta({}, finish))
-    out.append(chunk([], usage=openai_usage(usage)))
-    out.append("data: [DONE]\n\n")
-    return "".join(out)
+    out.append(frames.openai_usage_chunk(r.reply_id, r.model, openai_usage(usage)))
+    return frames.frame_openai(out)
 
 
 # --- Messages --------------------------------------------------------------------------------
@@ -158,13 +138,13 @@ def anthropic_usage(usage: Usage, *, model: str, searches: int) -> Json:
     plain = usage.input_tokens - usage.cache_read
     if model != "kimi-k3":
         plain -= usage.cache_write
-    out: Json = {
-        "input_tokens": plain,
-        "cache_creation_input_tokens": usage.cache_write,
-        "cache_read_input_tokens": usage.cache_read,
-        "output_tokens": usage.output_tokens,
-        "output_tokens_details": {"thinking_tokens": usage.reasoning_tokens},
-    }
+    out = frames.anthropic_usage_counts(
+        plain,
+        usage.output_tokens,
+        usage.reasoning_tokens,
+        read=usage.cache_read,
+        write=usage.cache_write,
+    )
     if searches:
         out["server_tool_use"] = {"web_search_requests": searches}
     return out
@@ -207,20 +187,17 @@ def anthropic_content(reply: Reply, r: Rendering) -> list[Json]:
 
 
 def anthropic_json(reply: Reply, r: Rendering) -> Json:
-    return {
-        "id": r.reply_id,
-        "type": "message",
-        "role": "assistant",
-        "model": r.model,
-        "content": anthropic_content(reply, r),
-        "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
-        "stop_sequence": None,
-        "usage": anthropic_usage(
+    return frames.anthropic_message(
+        r.reply_id,
+        r.model,
+        anthropic_content(reply, r),
+        "tool_use" if reply.tool_calls else "end_turn",
+        anthropic_usage(
             _usage(reply, r, reply.text, reply.reasoning),
             model=r.model,
             searches=len(reply.searches),
         ),
-    }
+    )
 
 
 def _block_events(index: int, block: Json) -> Iterator[Json]:
@@ -242,44 +219,24 @@ def _block_events(index: int, block: Json) -> Iterator[Json]:
             )
     else:  # web_search_tool_result arrives whole
         yield _start(index, block)
-    yield {"type": "content_block_stop", "index": index}
+    yield frames.block_stop(index)
 
 
-def _start(index: int, block: Json) -> Json:
-    return {"type": "content_block_start", "index": index, "content_block": block}
-
-
-def _delta(index: int, delta: Json) -> Json:
-    return {"type": "content_block_delta", "index": index, "delta": delta}
+_start = frames.block_start
+_delta = frames.block_delta
 
 
 def anthropic_sse(message: Json) -> str:
     """The event stream of a whole Messages reply (`anthropic_json`'s)."""
     usage = message["usage"]
-    start_usage = {k: v for k, v in usage.items() if k.startswith(("input", "cache"))}
-    events: list[Json] = [
-        {
-            "type": "message_start",
-            "message": {
-                **message,
-                "content": [],
-                "stop_reason": None,
-                "usage": {**start_usage, "output_tokens": 1},
-            },
-        }
-    ]
+    start = {**message, "content": [], "stop_reason": None, "usage": frames.start_usage(usage)}
+    events: list[Json] = [{"type": "message_start", "message": start}]
     for index, block in enumerate(message["content"]):
         events += _block_events(index, block)
     final = {k: v for k, v in usage.items() if not k.startswith(("input", "cache"))}
-    events.append(
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-            "usage": final,
-        }
-    )
-    events.append({"type": "message_stop"})
-    return "".join(f"event: {e['type']}\ndata: {_compact(e)}\n\n" for e in events)
+    events.append(frames.message_delta(message["stop_reason"], final))
+    events.append(frames.MESSAGE_STOP)
+    return frames.frame_anthropic(events)
 
 
 # --- errors ----------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.paths import ROOT
+from tools.paths import ROOT
 
 _ONE_RUN = """
 import json, sys
@@ -26,7 +26,7 @@ from langchain.agents import create_agent
 from langchain_core.tools import tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langchain_kimi import ChatKimi
-from tests.support.cassette_format import replay_vcr
+from tools.cassette_format import replay_vcr
 
 database, question = sys.argv[1], sys.argv[2]
 

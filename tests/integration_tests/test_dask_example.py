@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.run import ServerProcess
-from tests.support.paths import ROOT
+from tools.paths import ROOT
 
 EXAMPLE = ROOT / "examples" / "dask_extraction.py"
 

@@ -20,9 +20,9 @@ import types
 
 import pytest
 
-from tests.support.cassette_format import replay_vcr
 from tests.support.doc_samples import RUN_HERE, Sample, shown_output
-from tests.support.paths import ROOT
+from tools.cassette_format import replay_vcr
+from tools.paths import ROOT
 
 
 def _lines(text: str) -> list[str]:
@@ -57,7 +57,9 @@ def test_sample_runs(sample: Sample, monkeypatch: pytest.MonkeyPatch) -> None:
     with replay, contextlib.redirect_stdout(output):
         exec(compile(sample.code, sample.id, "exec"), module.__dict__)
     assert output.getvalue().strip(), f"{sample.id} printed nothing"
-    assert _lines(output.getvalue()) == _lines(sample.shown), f"{sample.id}: not what the page shows"
+    assert _lines(output.getvalue()) == _lines(sample.shown), (
+        f"{sample.id}: not what the page shows"
+    )
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from vcr.errors import CannotOverwriteExistingCassetteException  # type: ignore[import-untyped]
 
-from tests.support.paths import ROOT
+from tools.paths import ROOT
 
 EXAMPLES = ROOT / "examples"
 NOTICE = "No EVOLINK_API_KEY set: replaying authored responses from cassettes/examples/{}.yaml"

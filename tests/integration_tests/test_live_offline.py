@@ -22,10 +22,10 @@ import pytest
 import trustme
 
 from langchain_kimi import doctor
-from tests.support import cassette_format
-from tests.support.paths import ROOT
+from tools import cassette_format
 from tools.live import checks, loopback, record
 from tools.live.exchanges import Exchange
+from tools.paths import ROOT
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 

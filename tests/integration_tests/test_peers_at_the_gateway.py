@@ -24,10 +24,10 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
 from langchain_kimi import ChatKimi
-from tests.support.cassette_format import load_interactions
 from tests.support.loopback import LoopbackServer, QuietHandler, running
-from tests.support.paths import CASSETTE_ROOT
-from tests.support.schema_validation import validate_request
+from tools.cassette_format import load_interactions
+from tools.paths import CASSETTE_ROOT
+from tools.schema_validation import validate_request
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 

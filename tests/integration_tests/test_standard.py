@@ -24,9 +24,9 @@ import httpx
 import pytest
 from langchain_core.utils import function_calling
 
-from tests.support.paths import CASSETTE_ROOT
-from tests.support.standard_suite import KimiIntegrationSuite
 from tools.authoring._shared import IMAGE_URL, PNG_1X1
+from tools.paths import CASSETTE_ROOT
+from tools.standard_suite import KimiIntegrationSuite
 
 pytestmark = pytest.mark.vcr
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from langchain_kimi import doctor
-from tests.support import cassette_format
 from tests.support.secret_forms import ENCODINGS, KEYS, forms, leaks
+from tools import cassette_format
 from tools.live import checks, loopback, record
 from tools.live.exchanges import Exchange
 from tools.live.questions import QUESTIONS

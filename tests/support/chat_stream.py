@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, AIMessageChunk
 
 from langchain_kimi.protocols.openai_chat.stream import StreamDecoder
-from tests.support.sse_text import parse_sse
+from tools.sse_text import parse_sse
 
 
 def sse_events(pieces: Iterable[bytes]) -> list[tuple[str, str]]:

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from langchain_kimi import ChatKimi
+from langchain_kimi.testing import frames
 
 PLACEHOLDER_KEY = "test-key-not-real"
 K31 = "kimi-k3.1-pro"
@@ -28,29 +29,17 @@ Reply = Callable[[dict[str, Any], str], Any]
 
 
 def minimal_reply(body: dict[str, Any], path: str) -> dict[str, Any]:
-    """The smallest valid non-streamed reply of the protocol `path` names, answering "ok"."""
-    model = body.get("model")
+    """The smallest valid non-streamed reply of the protocol `path` names, answering "ok": the
+    fake gateway's shapes (`langchain_kimi.testing.frames`) with only the required usage counts,
+    so that a parser needing an optional field fails here."""
+    model = str(body.get("model"))
     if path.endswith("/messages"):
-        return {
-            "id": "msg_fake",
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": [{"type": "text", "text": "ok"}],
-            "stop_reason": "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": 1, "output_tokens": 1},
-        }
-    return {
-        "id": "chatcmpl-fake",
-        "object": "chat.completion",
-        "created": 1,
-        "model": model,
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
-        ],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
+        content = [{"type": "text", "text": "ok"}]
+        usage = {"input_tokens": 1, "output_tokens": 1}
+        return frames.anthropic_message("msg_fake", model, content, "end_turn", usage)
+    message = {"role": "assistant", "content": "ok"}
+    usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    return frames.openai_completion("chatcmpl-fake", model, message, "stop", usage)
 
 
 class FakeGateway:

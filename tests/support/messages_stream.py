@@ -10,7 +10,7 @@ from functools import reduce
 from langchain_core.messages import AIMessage, AIMessageChunk
 
 from langchain_kimi.protocols.anthropic_messages import StreamDecoder
-from tests.support.sse_text import parse_sse, split_at
+from tools.sse_text import parse_sse, split_at
 
 
 def sse_events(raw: bytes, cuts: Sequence[int] = ()) -> list[tuple[str, str]]:

@@ -1,5 +1,6 @@
 """Chat Completions `$web_search` rounds for tests: the assistant message and usage of search
-round n, the final answer, and either as a reply body or as the event stream that carries it."""
+round n, the final answer, and either as a reply body or as the event stream that carries it
+(built with `langchain_kimi.testing.frames`, the fake gateway's pieces)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 from typing import Any
 
 from langchain_kimi._request.profiles import K31_PRO
+from langchain_kimi.testing import frames
 
 MODEL = K31_PRO
 
@@ -50,31 +52,14 @@ FINAL_USAGE = usage(400, 30, 10)
 
 
 def as_body(message: dict[str, Any], usage_: dict[str, Any], finish: str, n: int) -> dict[str, Any]:
-    return {
-        "id": f"chatcmpl-{n}",
-        "object": "chat.completion",
-        "created": 1700000000 + n,
-        "model": MODEL,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": usage_,
-    }
+    return frames.openai_completion(f"chatcmpl-{n}", MODEL, message, finish, usage_)
 
 
 def as_stream(message: dict[str, Any], usage_: dict[str, Any], finish: str, n: int) -> str:
-    head = {
-        "id": f"chatcmpl-{n}",
-        "object": "chat.completion.chunk",
-        "created": 1700000000 + n,
-        "model": MODEL,
-    }
+    """The round as a stream, each text and argument string cut in two deltas."""
 
-    def event(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> str:
-        payload = {
-            **head,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
-            **extra,
-        }
-        return f"data: {json.dumps(payload)}\n\n"
+    def event(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return frames.openai_chunk(f"chatcmpl-{n}", MODEL, delta, finish_reason)
 
     reasoning = message["reasoning_content"]
     parts = [
@@ -92,5 +77,5 @@ def as_stream(message: dict[str, Any], usage_: dict[str, Any], finish: str, n: i
             event({"tool_calls": [{"index": index, "function": {"arguments": args[7:]}}]}),
         ]
     parts.append(event({}, finish))
-    parts.append(f"data: {json.dumps({**head, 'choices': [], 'usage': usage_})}\n\n")
-    return "".join(parts) + "data: [DONE]\n\n"
+    parts.append(frames.openai_usage_chunk(f"chatcmpl-{n}", MODEL, usage_))
+    return frames.frame_openai(parts)

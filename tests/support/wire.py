@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.support.fake_gateway import FakeGateway, minimal_reply
-from tests.support.schema_validation import validate_request
+from tools.schema_validation import validate_request
 
 K31 = "kimi-k3.1-pro"
 # The fake gateway's minimal replies, with ids of their own (and no usage on Chat Completions).

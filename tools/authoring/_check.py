@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support import cassette_format
+from tools import cassette_format
 from tools.authoring import (
     agents,
     core,

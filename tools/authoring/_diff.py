@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support import cassette_format
+from tools import cassette_format
 from tools.live.checks import sse_events
 from tools.live.exchanges import ENDPOINTS
 from tools.live.loopback import CASSETTE_ROOT, error_reply, interaction_entry

@@ -3,7 +3,7 @@
 Request bodies are NOT produced here: every authoring module writes each body out by hand. This
 module turns what the authored service answers (a `Reply`, or a response written out with the
 pieces of `_wire`) into the wire forms the specs document, wraps request and response into a
-vcrpy interaction, and renders the readable YAML through `tests.support.cassette_format`.
+vcrpy interaction, and renders the readable YAML through `tools.cassette_format`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support import cassette_format
-from tests.support.paths import CASSETTE_ROOT
-from tools.authoring import _wire as wire
+from langchain_kimi.testing import frames
+from tools import cassette_format
+from tools.paths import CASSETTE_ROOT
 
 Cassettes = dict[str, str]
 """A group's output: file path relative to `cassettes/` -> the cassette's YAML text."""
@@ -78,9 +78,9 @@ def _args_text(call: Call) -> str:
     return json.dumps(call.args, ensure_ascii=False)
 
 
-def _openai_usage(reply: Reply) -> wire.Json:
+def _openai_usage(reply: Reply) -> frames.Json:
     prompt = reply.plain_input + reply.cache_read + reply.cache_write
-    return wire.openai_usage(
+    return frames.openai_usage_counts(
         prompt,
         reply.output,
         reply.reasoning_tokens,
@@ -89,8 +89,8 @@ def _openai_usage(reply: Reply) -> wire.Json:
     )
 
 
-def openai_json(reply: Reply) -> wire.Json:
-    message: wire.Json = {
+def openai_json(reply: Reply) -> frames.Json:
+    message: frames.Json = {
         "role": "assistant",
         "content": reply.text or None,
         "reasoning_content": reply.reasoning,
@@ -105,12 +105,12 @@ def openai_json(reply: Reply) -> wire.Json:
             for c in reply.calls
         ]
     finish = "tool_calls" if reply.calls else "stop"
-    return wire.openai_completion(reply.id, reply.model, message, finish, _openai_usage(reply))
+    return frames.openai_completion(reply.id, reply.model, message, finish, _openai_usage(reply))
 
 
 def openai_sse(reply: Reply) -> str:
-    def chunk(delta: wire.Json, finish: str | None = None) -> wire.Json:
-        return wire.openai_chunk(reply.id, reply.model, delta, finish)
+    def chunk(delta: frames.Json, finish: str | None = None) -> frames.Json:
+        return frames.openai_chunk(reply.id, reply.model, delta, finish)
 
     out = [chunk({"role": "assistant", "content": "", "reasoning_content": ""})]
     out += [chunk({"reasoning_content": p}) for p in _pieces(reply.reasoning)]
@@ -125,15 +125,15 @@ def openai_sse(reply: Reply) -> str:
             piece = {"index": index, "function": {"arguments": text[start : start + 12]}}
             out.append(chunk({"tool_calls": [piece]}))
     out.append(chunk({}, "tool_calls" if reply.calls else "stop"))
-    out.append(wire.openai_usage_chunk(reply.id, reply.model, _openai_usage(reply)))
-    return wire.frame_openai(out)
+    out.append(frames.openai_usage_chunk(reply.id, reply.model, _openai_usage(reply)))
+    return frames.frame_openai(out)
 
 
 # --- Reply -> Messages -----------------------------------------------------------------------
 
 
-def _anthropic_usage(reply: Reply) -> wire.Json:
-    usage = wire.anthropic_usage(
+def _anthropic_usage(reply: Reply) -> frames.Json:
+    usage = frames.anthropic_usage_counts(
         reply.plain_input,
         reply.output,
         reply.reasoning_tokens,
@@ -143,8 +143,8 @@ def _anthropic_usage(reply: Reply) -> wire.Json:
     return {**usage, **reply.extra_usage}
 
 
-def _anthropic_blocks(reply: Reply) -> list[wire.Json]:
-    blocks: list[wire.Json] = []
+def _anthropic_blocks(reply: Reply) -> list[frames.Json]:
+    blocks: list[frames.Json] = []
     if reply.reasoning:
         blocks.append(
             {"type": "thinking", "thinking": reply.reasoning, "signature": signature(reply.id)}
@@ -165,8 +165,8 @@ def _anthropic_stop(reply: Reply) -> str:
     return "end_turn"
 
 
-def anthropic_json(reply: Reply) -> wire.Json:
-    return wire.anthropic_message(
+def anthropic_json(reply: Reply) -> frames.Json:
+    return frames.anthropic_message(
         reply.id,
         reply.model,
         _anthropic_blocks(reply),
@@ -178,46 +178,46 @@ def anthropic_json(reply: Reply) -> wire.Json:
 
 def anthropic_sse(reply: Reply) -> str:
     usage = _anthropic_usage(reply)
-    out = [wire.message_start(reply.id, reply.model, wire.start_usage(usage))]
+    out = [frames.message_start(reply.id, reply.model, frames.start_usage(usage))]
     for index, block in enumerate(_anthropic_blocks(reply)):
         kind = block["type"]
         if kind == "thinking":
             out.append(
-                wire.block_start(index, {"type": "thinking", "thinking": "", "signature": ""})
+                frames.block_start(index, {"type": "thinking", "thinking": "", "signature": ""})
             )
             out += [
-                wire.block_delta(index, {"type": "thinking_delta", "thinking": piece})
+                frames.block_delta(index, {"type": "thinking_delta", "thinking": piece})
                 for piece in _pieces(block["thinking"])
             ]
             out.append(
-                wire.block_delta(
+                frames.block_delta(
                     index, {"type": "signature_delta", "signature": block["signature"]}
                 )
             )
         elif kind == "text":
-            out.append(wire.block_start(index, {"type": "text", "text": ""}))
+            out.append(frames.block_start(index, {"type": "text", "text": ""}))
             out += [
-                wire.block_delta(index, {"type": "text_delta", "text": piece})
+                frames.block_delta(index, {"type": "text_delta", "text": piece})
                 for piece in _pieces(block["text"])
             ]
         else:
             head = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-            out.append(wire.block_start(index, head))
+            out.append(frames.block_start(index, head))
             text = json.dumps(block["input"], ensure_ascii=False)
             out += [
-                wire.block_delta(
+                frames.block_delta(
                     index, {"type": "input_json_delta", "partial_json": text[start : start + 12]}
                 )
                 for start in range(0, len(text), 12)
             ]
-        out.append(wire.block_stop(index))
+        out.append(frames.block_stop(index))
     final_usage = {
         "output_tokens": reply.output,
         "output_tokens_details": {"thinking_tokens": reply.reasoning_tokens},
     }
-    out.append(wire.message_delta(_anthropic_stop(reply), final_usage, reply.stop_sequence))
-    out.append(wire.MESSAGE_STOP)
-    return wire.frame_anthropic(out)
+    out.append(frames.message_delta(_anthropic_stop(reply), final_usage, reply.stop_sequence))
+    out.append(frames.MESSAGE_STOP)
+    return frames.frame_anthropic(out)
 
 
 # --- interactions ----------------------------------------------------------------------------
@@ -225,12 +225,12 @@ def anthropic_sse(reply: Reply) -> str:
 
 def exchange(
     protocol: str,
-    body: wire.Json,
-    response: wire.Json | str,
+    body: frames.Json,
+    response: frames.Json | str,
     status: tuple[int, str] = (200, "OK"),
     *,
     shared_provenance: bool = False,
-) -> wire.Json:
+) -> frames.Json:
     """One request/response pair: a str response is an SSE body, a dict a JSON body."""
     sse = isinstance(response, str)
     provenance = SHARED_PROVENANCE if shared_provenance else [cassette_format.AUTHORED]
@@ -255,9 +255,9 @@ def exchange(
     }
 
 
-def interaction(protocol: str, body: wire.Json, reply: Reply) -> wire.Json:
+def interaction(protocol: str, body: frames.Json, reply: Reply) -> frames.Json:
     """A `Reply` answering a hand-written body; streaming is decided by the body's `stream`."""
-    response: wire.Json | str
+    response: frames.Json | str
     if body.get("stream"):
         response = openai_sse(reply) if protocol == "openai" else anthropic_sse(reply)
     else:
@@ -265,7 +265,7 @@ def interaction(protocol: str, body: wire.Json, reply: Reply) -> wire.Json:
     return exchange(protocol, body, response, shared_provenance=True)
 
 
-def body_first(item: wire.Json) -> wire.Json:
+def body_first(item: frames.Json) -> frames.Json:
     """The same interaction with the request body written before the request headers.
 
     The features and web_search cassettes were first written in this order; regenerating
@@ -282,7 +282,7 @@ def body_first(item: wire.Json) -> wire.Json:
 # --- cassette text and files -----------------------------------------------------------------
 
 
-def render(interactions: list[wire.Json], note: str = "") -> str:
+def render(interactions: list[frames.Json], note: str = "") -> str:
     """The kimiyaml text; `note` lines become comments after the authored-from-spec header."""
     text = cassette_format.serialize({"version": 1, "interactions": interactions})
     note = note.strip()

@@ -122,10 +122,6 @@ def optional_joke_schema(title: str = "Joke") -> dict[str, Any]:
 
 
 JOKE_JSON = '{"setup": "Why was the cat sitting on the computer?", "punchline": "To keep an eye on the mouse."}'
-JOKE_ARGS = {
-    "setup": "Why was the cat sitting on the computer?",
-    "punchline": "To keep an eye on the mouse.",
-}
 
 HELLO_REASONING = "The user greets me. A short friendly greeting back is right."
 HELLO_TEXT = "Hello! How can I help you today?"

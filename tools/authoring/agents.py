@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import copy
 
+from langchain_kimi.testing.frames import Json
 from tools.authoring import _kit
 from tools.authoring._kit import Cassettes, render
-from tools.authoring._wire import Json
 from tools.authoring.tools import (
     K31,
     OSLO,

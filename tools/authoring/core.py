@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_kimi.testing import frames
 from tools.authoring import _kit
-from tools.authoring import _wire as wire
 from tools.authoring._kit import Cassettes, exchange, render
 
 MODEL = "kimi-k3.1-pro"
@@ -23,13 +23,13 @@ SIG = (
 SIG2 = "EqQE" + SIG[4:]
 """The second turn's signature (a different opaque value)."""
 
-USER_OK: list[wire.Json] = [{"role": "user", "content": "Reply with OK."}]
+USER_OK: list[frames.Json] = [{"role": "user", "content": "Reply with OK."}]
 SYSTEM = "You are a terse assistant. Answer in one word."
-Q1: wire.Json = {
+Q1: frames.Json = {
     "role": "user",
     "content": "Pick a number between 1 and 3. Reply with the number only.",
 }
-Q2: wire.Json = {"role": "user", "content": "Add 1 to it. Reply with the number only."}
+Q2: frames.Json = {"role": "user", "content": "Add 1 to it. Reply with the number only."}
 PLAIN_THINKING = ["The user asks me", " to reply with OK.", " I will do exactly that."]
 SYSTEM_THINKING = ["A one-word", " answer is requested:", " OK."]
 TURN1_THINKING = ["Any number from 1 to 3", " works; I pick 2."]
@@ -40,7 +40,7 @@ TURN2_THINKING = ["I picked 2 before;", " 2 + 1 = 3."]
 
 
 def a_body(
-    messages: list[wire.Json], system: str | None = None, *, stream: bool = False
+    messages: list[frames.Json], system: str | None = None, *, stream: bool = False
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"model": MODEL, "max_tokens": 131072, "messages": messages}
     if system is not None:
@@ -50,16 +50,22 @@ def a_body(
     return body
 
 
-def a_reply(mid: str, thinking: list[str], sig: str, text: str, usage: wire.Json) -> wire.Json:
-    content: list[wire.Json] = [
+def a_reply(mid: str, thinking: list[str], sig: str, text: str, usage: frames.Json) -> frames.Json:
+    content: list[frames.Json] = [
         {"type": "thinking", "thinking": "".join(thinking), "signature": sig},
         {"type": "text", "text": text},
     ]
-    return wire.anthropic_message(mid, MODEL, content, "end_turn", usage)
+    return frames.anthropic_message(mid, MODEL, content, "end_turn", usage)
 
 
 def a_stream(
-    mid: str, thinking: list[str], sig: str, text: list[str], usage: wire.Json, *, cumulative: bool
+    mid: str,
+    thinking: list[str],
+    sig: str,
+    text: list[str],
+    usage: frames.Json,
+    *,
+    cumulative: bool,
 ) -> str:
     """cumulative: message_delta repeats the input counts already sent in message_start."""
     final = (
@@ -68,25 +74,25 @@ def a_stream(
         else {k: usage[k] for k in ("output_tokens", "output_tokens_details")}
     )
     events = [
-        wire.message_start(mid, MODEL, wire.start_usage(usage)),
-        wire.block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
-        wire.PING,
-        *[wire.block_delta(0, {"type": "thinking_delta", "thinking": p}) for p in thinking],
-        wire.block_delta(0, {"type": "signature_delta", "signature": sig}),
-        wire.block_stop(0),
-        wire.block_start(1, {"type": "text", "text": ""}),
-        *[wire.block_delta(1, {"type": "text_delta", "text": p}) for p in text],
-        wire.block_stop(1),
-        wire.message_delta("end_turn", final),
-        wire.MESSAGE_STOP,
+        frames.message_start(mid, MODEL, frames.start_usage(usage)),
+        frames.block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
+        frames.PING,
+        *[frames.block_delta(0, {"type": "thinking_delta", "thinking": p}) for p in thinking],
+        frames.block_delta(0, {"type": "signature_delta", "signature": sig}),
+        frames.block_stop(0),
+        frames.block_start(1, {"type": "text", "text": ""}),
+        *[frames.block_delta(1, {"type": "text_delta", "text": p}) for p in text],
+        frames.block_stop(1),
+        frames.message_delta("end_turn", final),
+        frames.MESSAGE_STOP,
     ]
-    return wire.frame_anthropic(events)
+    return frames.frame_anthropic(events)
 
 
 def anthropic_cassettes() -> Cassettes:
     files: Cassettes = {}
     mid = "msg_01KimiPlainA1b2C3d4E5f6G7"
-    usage = wire.anthropic_usage(12, 21, 19, read=4, write=2)
+    usage = frames.anthropic_usage_counts(12, 21, 19, read=4, write=2)
     files["core_cassettes/anthropic_plain.yaml"] = render(
         [
             exchange("anthropic", a_body(USER_OK), a_reply(mid, PLAIN_THINKING, SIG, "OK", usage)),
@@ -101,7 +107,7 @@ def anthropic_cassettes() -> Cassettes:
     )
 
     mid = "msg_01KimiSystemH8i9J0k1L2m3"
-    usage = wire.anthropic_usage(25, 17, 15, write=8)
+    usage = frames.anthropic_usage_counts(25, 17, 15, write=8)
     files["core_cassettes/anthropic_system.yaml"] = render(
         [
             exchange(
@@ -120,9 +126,9 @@ def anthropic_cassettes() -> Cassettes:
     )
 
     one, two = "msg_01KimiTurnOneN4o5P6q7R8", "msg_01KimiTurnTwoS9t0U1v2W3"
-    usage1 = wire.anthropic_usage(22, 18, 16)
-    usage2 = wire.anthropic_usage(9, 16, 14, read=40)
-    echo: wire.Json = {
+    usage1 = frames.anthropic_usage_counts(22, 18, 16)
+    usage2 = frames.anthropic_usage_counts(9, 16, 14, read=40)
+    echo: frames.Json = {
         "role": "assistant",
         "content": [
             {"type": "thinking", "thinking": "".join(TURN1_THINKING), "signature": SIG},
@@ -155,41 +161,43 @@ def anthropic_cassettes() -> Cassettes:
 # --- /v1/chat/completions --------------------------------------------------------------------
 
 
-def o_body(messages: list[wire.Json], *, stream: bool = False) -> dict[str, Any]:
+def o_body(messages: list[frames.Json], *, stream: bool = False) -> dict[str, Any]:
     body: dict[str, Any] = {"model": MODEL, "messages": messages}
     if stream:
         body["stream"] = True
     return body
 
 
-def o_reply(cid: str, reasoning: list[str], text: str, usage: wire.Json) -> wire.Json:
-    message: wire.Json = {
+def o_reply(cid: str, reasoning: list[str], text: str, usage: frames.Json) -> frames.Json:
+    message: frames.Json = {
         "role": "assistant",
         "content": text,
         "reasoning_content": "".join(reasoning),
     }
-    return wire.openai_completion(cid, MODEL, message, "stop", usage)
+    return frames.openai_completion(cid, MODEL, message, "stop", usage)
 
 
-def o_stream(cid: str, reasoning: list[str], text: list[str], usage: wire.Json, where: str) -> str:
+def o_stream(
+    cid: str, reasoning: list[str], text: list[str], usage: frames.Json, where: str
+) -> str:
     """where: "top" trailing usage chunk, "choice" choices[0].usage on the finish chunk, "both"."""
     chunks = [
-        wire.openai_chunk(
+        frames.openai_chunk(
             cid, MODEL, {"role": "assistant", "content": "", "reasoning_content": ""}
         ),
-        *[wire.openai_chunk(cid, MODEL, {"reasoning_content": p}) for p in reasoning],
-        *[wire.openai_chunk(cid, MODEL, {"content": p}) for p in text],
-        wire.openai_chunk(cid, MODEL, {}, "stop", usage=usage if where != "top" else None),
+        *[frames.openai_chunk(cid, MODEL, {"reasoning_content": p}) for p in reasoning],
+        *[frames.openai_chunk(cid, MODEL, {"content": p}) for p in text],
+        frames.openai_chunk(cid, MODEL, {}, "stop", usage=usage if where != "top" else None),
     ]
     if where != "choice":
-        chunks.append(wire.openai_usage_chunk(cid, MODEL, usage))
-    return wire.frame_openai(chunks)
+        chunks.append(frames.openai_usage_chunk(cid, MODEL, usage))
+    return frames.frame_openai(chunks)
 
 
 def openai_cassettes() -> Cassettes:
     files: Cassettes = {}
     cid = "chatcmpl-kimiPlain7Qx2Lm9Vb4"
-    usage = wire.openai_usage(18, 21, 19, cached=4, written=2)
+    usage = frames.openai_usage_counts(18, 21, 19, cached=4, written=2)
     files["core_cassettes/openai_plain.yaml"] = render(
         [
             exchange("openai", o_body(USER_OK), o_reply(cid, PLAIN_THINKING, "OK", usage)),
@@ -204,7 +212,7 @@ def openai_cassettes() -> Cassettes:
     )
 
     cid = "chatcmpl-kimiSystem3Fh8Kd1Wp6"
-    usage = wire.openai_usage(33, 17, 15, written=8)
+    usage = frames.openai_usage_counts(33, 17, 15, written=8)
     messages = [{"role": "system", "content": SYSTEM}, *USER_OK]
     files["core_cassettes/openai_system.yaml"] = render(
         [
@@ -220,9 +228,9 @@ def openai_cassettes() -> Cassettes:
     )
 
     one, two = "chatcmpl-kimiTurnOne5Rt7Yu2Io9", "chatcmpl-kimiTurnTwo8Pa3Sd6Fg1"
-    usage1 = wire.openai_usage(22, 18, 16)
-    usage2 = wire.openai_usage(49, 16, 14, cached=40)
-    echo: wire.Json = {
+    usage1 = frames.openai_usage_counts(22, 18, 16)
+    usage2 = frames.openai_usage_counts(49, 16, 14, cached=40)
+    echo: frames.Json = {
         "role": "assistant",
         "content": "2",
         "reasoning_content": "".join(TURN1_THINKING),

@@ -13,6 +13,7 @@ import copy
 import json
 from typing import Any
 
+from langchain_kimi.testing.frames import Json
 from tools.authoring import _kit
 from tools.authoring._kit import (
     Call,
@@ -25,7 +26,6 @@ from tools.authoring._kit import (
     render,
     signature,
 )
-from tools.authoring._wire import Json
 
 INVOICE_DOCUMENT = """\
 INVOICE No. 2025-0417                                   Issued: 3 March 2025

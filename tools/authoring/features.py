@@ -7,6 +7,7 @@ body is written out by hand from spec/*.yaml.
 
 from __future__ import annotations
 
+from langchain_kimi.testing import frames
 from tools.authoring import _kit
 from tools.authoring import _wire as wire
 from tools.authoring._kit import Cassettes, body_first, exchange, render
@@ -17,7 +18,7 @@ PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAh
 MP4 = "AAAAIGZ0eXBpc29tAAACAGlzb21pc28yYXZjMW1wNDE="
 
 
-def interaction(protocol: str, req: wire.Json, resp: wire.Json | str) -> wire.Json:
+def interaction(protocol: str, req: frames.Json, resp: frames.Json | str) -> frames.Json:
     """A hand-written exchange, request body before headers as first committed."""
     return body_first(exchange(protocol, req, resp))
 
@@ -25,12 +26,12 @@ def interaction(protocol: str, req: wire.Json, resp: wire.Json | str) -> wire.Js
 def amsg(
     model: str,
     mid: str,
-    content: list[wire.Json],
-    usage: wire.Json,
+    content: list[frames.Json],
+    usage: frames.Json,
     stop_reason: str = "end_turn",
     stop_sequence: str | None = None,
-) -> wire.Json:
-    return wire.anthropic_message(mid, model, content, stop_reason, usage, stop_sequence)
+) -> frames.Json:
+    return frames.anthropic_message(mid, model, content, stop_reason, usage, stop_sequence)
 
 
 def a_stream(
@@ -38,32 +39,32 @@ def a_stream(
     mid: str,
     thinking: str,
     texts: list[str],
-    start_usage: wire.Json,
-    delta_usage: wire.Json,
+    start_usage: frames.Json,
+    delta_usage: frames.Json,
     stop_reason: str = "end_turn",
     stop_sequence: str | None = None,
 ) -> str:
     events = [
-        wire.message_start(mid, model, start_usage),
-        wire.block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
-        wire.PING,
-        wire.block_delta(0, {"type": "thinking_delta", "thinking": thinking}),
-        wire.block_delta(0, {"type": "signature_delta", "signature": SIG}),
-        wire.block_stop(0),
-        wire.block_start(1, {"type": "text", "text": ""}),
-        *[wire.block_delta(1, {"type": "text_delta", "text": t}) for t in texts],
-        wire.block_stop(1),
-        wire.message_delta(stop_reason, delta_usage, stop_sequence),
-        wire.MESSAGE_STOP,
+        frames.message_start(mid, model, start_usage),
+        frames.block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
+        frames.PING,
+        frames.block_delta(0, {"type": "thinking_delta", "thinking": thinking}),
+        frames.block_delta(0, {"type": "signature_delta", "signature": SIG}),
+        frames.block_stop(0),
+        frames.block_start(1, {"type": "text", "text": ""}),
+        *[frames.block_delta(1, {"type": "text_delta", "text": t}) for t in texts],
+        frames.block_stop(1),
+        frames.message_delta(stop_reason, delta_usage, stop_sequence),
+        frames.MESSAGE_STOP,
     ]
-    return wire.frame_anthropic(events)
+    return frames.frame_anthropic(events)
 
 
 def completion(
-    model: str, cid: str, content: str, reasoning: str, usage: wire.Json, finish: str = "stop"
-) -> wire.Json:
-    message: wire.Json = {"role": "assistant", "content": content, "reasoning_content": reasoning}
-    return wire.openai_completion(cid, model, message, finish, usage)
+    model: str, cid: str, content: str, reasoning: str, usage: frames.Json, finish: str = "stop"
+) -> frames.Json:
+    message: frames.Json = {"role": "assistant", "content": content, "reasoning_content": reasoning}
+    return frames.openai_completion(cid, model, message, finish, usage)
 
 
 def o_stream(
@@ -71,24 +72,24 @@ def o_stream(
     cid: str,
     reasoning: str,
     texts: list[str],
-    usage: wire.Json,
+    usage: frames.Json,
     usage_in_choice: bool = False,
 ) -> str:
     chunks = [
-        wire.openai_chunk(
+        frames.openai_chunk(
             cid, model, {"role": "assistant", "content": "", "reasoning_content": ""}
         ),
-        wire.openai_chunk(cid, model, {"reasoning_content": reasoning}),
-        *[wire.openai_chunk(cid, model, {"content": t}) for t in texts],
+        frames.openai_chunk(cid, model, {"reasoning_content": reasoning}),
+        *[frames.openai_chunk(cid, model, {"content": t}) for t in texts],
     ]
     if usage_in_choice:
-        chunks.append(wire.openai_chunk(cid, model, {}, "stop", usage=usage))
+        chunks.append(frames.openai_chunk(cid, model, {}, "stop", usage=usage))
     else:
         chunks += [
-            wire.openai_chunk(cid, model, {}, "stop"),
-            wire.openai_usage_chunk(cid, model, usage),
+            frames.openai_chunk(cid, model, {}, "stop"),
+            frames.openai_usage_chunk(cid, model, usage),
         ]
-    return wire.frame_openai(chunks)
+    return frames.frame_openai(chunks)
 
 
 def cassettes() -> Cassettes:
@@ -97,14 +98,14 @@ def cassettes() -> Cassettes:
     k31 = "kimi-k3.1-pro"
     ctx = "Here is our style guide: " + "Prefer short sentences. " * 8
     long_prompt = ctx + "Summarize it in three words."
-    req: wire.Json = {
+    req: frames.Json = {
         "model": k31,
         "max_tokens": 131072,
         "messages": [{"role": "user", "content": long_prompt}],
         "output_config": {"effort": "high"},
         "cache_control": {"type": "ephemeral", "ttl": "1h"},
     }
-    usage: wire.Json = {
+    usage: frames.Json = {
         "input_tokens": 30,
         "cache_creation_input_tokens": 2048,
         "cache_read_input_tokens": 1000,
@@ -136,7 +137,7 @@ def cassettes() -> Cassettes:
                     "msg_01KimiEffortCacheZ1x2C3",
                     thinking,
                     ["Prefer short", " sentences."],
-                    wire.start_usage(usage),
+                    frames.start_usage(usage),
                     usage,
                 ),
             ),
@@ -157,7 +158,7 @@ def cassettes() -> Cassettes:
         "reasoning_effort": "max",
         "prompt_cache_options": {"mode": "implicit", "ttl": "5m"},
     }
-    o_usage: wire.Json = {
+    o_usage: frames.Json = {
         "prompt_tokens": 3078,
         "completion_tokens": 120,
         "total_tokens": 3198,
@@ -205,7 +206,7 @@ def cassettes() -> Cassettes:
         "messages": [{"role": "user", "content": stop_prompt}],
         "reasoning_effort": "max",
     }
-    k3u: wire.Json = {
+    k3u: frames.Json = {
         "prompt_tokens": 20,
         "completion_tokens": 40,
         "total_tokens": 60,
@@ -251,7 +252,7 @@ def cassettes() -> Cassettes:
         "messages": [{"role": "user", "content": stop_prompt}],
         "stop_sequences": ["END", "STOP"],
     }
-    a_usage: wire.Json = {
+    a_usage: frames.Json = {
         "input_tokens": 21,
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,

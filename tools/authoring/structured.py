@@ -11,45 +11,47 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_kimi.testing import frames
 from tools.authoring import _kit
-from tools.authoring import _wire as wire
 from tools.authoring._kit import Cassettes, exchange, render
 
 SIG = "EqQDCkgIBxABGAIqQKimiStructuredAuthoredFromSpecSignature0aLyE9gTiUw4sPnQ2mHvYdCxK6jRbA5oFz1eIlSuN7gqWy3tVhDp0kZcMxOa8SDBpG2n4rQv7yUeJwLhoMT2xRk9aBcVd3eFgHIjCq5Wm1Ns8Yt0Lr4Kp6Jz2Xv9Ub7AAAAGAE="
-USAGE_A = wire.anthropic_usage(40, 30, 12)
-USAGE_O = wire.openai_usage(40, 30, 12)
+USAGE_A = frames.anthropic_usage_counts(40, 30, 12)
+USAGE_O = frames.openai_usage_counts(40, 30, 12)
 
 
-def oa_resp(rid: str, model: str, content: str, reasoning: str, finish: str = "stop") -> wire.Json:
-    message: wire.Json = {"role": "assistant", "content": content, "reasoning_content": reasoning}
-    return wire.openai_completion(rid, model, message, finish, USAGE_O)
+def oa_resp(
+    rid: str, model: str, content: str, reasoning: str, finish: str = "stop"
+) -> frames.Json:
+    message: frames.Json = {"role": "assistant", "content": content, "reasoning_content": reasoning}
+    return frames.openai_completion(rid, model, message, finish, USAGE_O)
 
 
 def oa_sse(rid: str, model: str, pieces: list[str], reasoning: str) -> str:
     chunks = [
-        wire.openai_chunk(
+        frames.openai_chunk(
             rid, model, {"role": "assistant", "content": "", "reasoning_content": ""}
         ),
-        wire.openai_chunk(rid, model, {"reasoning_content": reasoning}),
-        *[wire.openai_chunk(rid, model, {"content": p}) for p in pieces],
-        wire.openai_chunk(rid, model, {}, "stop"),
-        wire.openai_usage_chunk(rid, model, USAGE_O),
+        frames.openai_chunk(rid, model, {"reasoning_content": reasoning}),
+        *[frames.openai_chunk(rid, model, {"content": p}) for p in pieces],
+        frames.openai_chunk(rid, model, {}, "stop"),
+        frames.openai_usage_chunk(rid, model, USAGE_O),
     ]
-    return wire.frame_openai(chunks)
+    return frames.frame_openai(chunks)
 
 
 def an_resp(
-    rid: str, model: str, blocks: list[wire.Json], reasoning: str, stop: str = "end_turn"
-) -> wire.Json:
-    thinking: wire.Json = {"type": "thinking", "thinking": reasoning, "signature": SIG}
-    return wire.anthropic_message(rid, model, [thinking, *blocks], stop, USAGE_A)
+    rid: str, model: str, blocks: list[frames.Json], reasoning: str, stop: str = "end_turn"
+) -> frames.Json:
+    thinking: frames.Json = {"type": "thinking", "thinking": reasoning, "signature": SIG}
+    return frames.anthropic_message(rid, model, [thinking, *blocks], stop, USAGE_A)
 
 
 def an_sse(
     rid: str,
     model: str,
     reasoning: str,
-    block: wire.Json,
+    block: frames.Json,
     pieces: list[str],
     stop: str = "end_turn",
 ) -> str:
@@ -58,21 +60,21 @@ def an_sse(
     )
     final = {k: USAGE_A[k] for k in ("output_tokens", "output_tokens_details")}
     events = [
-        wire.message_start(rid, model, wire.start_usage(USAGE_A)),
-        wire.block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
-        wire.block_delta(0, {"type": "thinking_delta", "thinking": reasoning}),
-        wire.block_delta(0, {"type": "signature_delta", "signature": SIG}),
-        wire.block_stop(0),
-        wire.block_start(1, block),
-        *[wire.block_delta(1, {"type": kind, key: p}) for p in pieces],
-        wire.block_stop(1),
-        wire.message_delta(stop, final),
-        wire.MESSAGE_STOP,
+        frames.message_start(rid, model, frames.start_usage(USAGE_A)),
+        frames.block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
+        frames.block_delta(0, {"type": "thinking_delta", "thinking": reasoning}),
+        frames.block_delta(0, {"type": "signature_delta", "signature": SIG}),
+        frames.block_stop(0),
+        frames.block_start(1, block),
+        *[frames.block_delta(1, {"type": kind, key: p}) for p in pieces],
+        frames.block_stop(1),
+        frames.message_delta(stop, final),
+        frames.MESSAGE_STOP,
     ]
-    return wire.frame_anthropic(events)
+    return frames.frame_anthropic(events)
 
 
-def pair(protocol: str, body: dict[str, Any], resp: wire.Json, sse: str) -> list[wire.Json]:
+def pair(protocol: str, body: dict[str, Any], resp: frames.Json, sse: str) -> list[frames.Json]:
     """The same hand-written body invoked, then streamed."""
     return [exchange(protocol, body, resp), exchange(protocol, {**body, "stream": True}, sse)]
 
@@ -80,13 +82,13 @@ def pair(protocol: str, body: dict[str, Any], resp: wire.Json, sse: str) -> list
 def structured_output() -> Cassettes:
     """with_structured_output: structured_cassettes/."""
     files: Cassettes = {}
-    user: list[wire.Json] = [
+    user: list[frames.Json] = [
         {"role": "user", "content": "What is the weather in Paris? Answer with the schema."}
     ]
-    trip_user: list[wire.Json] = [{"role": "user", "content": "Plan a short trip to Portugal."}]
+    trip_user: list[frames.Json] = [{"role": "user", "content": "Plan a short trip to Portugal."}]
 
     # --- openai, pydantic Weather, json_schema strict (optional `summary` made nullable) ----------
-    weather_strict: wire.Json = {
+    weather_strict: frames.Json = {
         "title": "Weather",
         "description": "Current weather in a city.",
         "type": "object",
@@ -98,7 +100,7 @@ def structured_output() -> Cassettes:
         "required": ["city", "temperature_c", "summary"],
         "additionalProperties": False,
     }
-    body: wire.Json = {
+    body: frames.Json = {
         "model": "kimi-k3.1-pro",
         "messages": user,
         "response_format": {
@@ -124,7 +126,7 @@ def structured_output() -> Cassettes:
     )
 
     # --- openai highspeed, JSON-schema dict with nested array and an optional field ---------------
-    trip_strict: wire.Json = {
+    trip_strict: frames.Json = {
         "title": "trip",
         "description": "A trip plan.",
         "type": "object",
@@ -174,7 +176,7 @@ def structured_output() -> Cassettes:
     )
 
     # --- anthropic K3.1, TypedDict (nested, NotRequired) via output_config.format ------------------
-    trip_td: wire.Json = {
+    trip_td: frames.Json = {
         "$defs": {
             "Stop": {
                 "properties": {
@@ -229,7 +231,7 @@ def structured_output() -> Cassettes:
     )
 
     # --- anthropic kimi-k3: no output_config -> forced tool {"type":"tool"} -------------------------
-    weather_params: wire.Json = {
+    weather_params: frames.Json = {
         "properties": {
             "city": {"type": "string"},
             "temperature_c": {"type": "number"},
@@ -252,7 +254,7 @@ def structured_output() -> Cassettes:
         "tool_choice": {"type": "tool", "name": "Weather"},
     }
     reasoning_k3 = "I must call the Weather tool with Paris values."
-    inp: wire.Json = {"city": "Paris", "temperature_c": 21.5}
+    inp: frames.Json = {"city": "Paris", "temperature_c": 21.5}
     files["structured_cassettes/anthropic_k3_tool.yaml"] = render(
         pair(
             "anthropic",
@@ -284,7 +286,7 @@ def structured_output() -> Cassettes:
     )
 
     # --- openai, invalid JSON (cut off at max_completion_tokens) -> include_raw ---------------------
-    weather_json: wire.Json = {
+    weather_json: frames.Json = {
         "title": "weather",
         "type": "object",
         "properties": {"city": {"type": "string"}, "temperature_c": {"type": "number"}},
@@ -322,16 +324,16 @@ def structured_output() -> Cassettes:
 def structured_agent() -> Cassettes:
     """create_agent(response_format=...): structured_agent/."""
     files: Cassettes = {}
-    agent_user: list[wire.Json] = [
+    agent_user: list[frames.Json] = [
         {"role": "user", "content": "Report the weather in Paris as structured data."}
     ]
-    tool_params: wire.Json = {
+    tool_params: frames.Json = {
         "properties": {"city": {"type": "string"}},
         "required": ["city"],
         "type": "object",
     }
     tool_description = "Look up the current weather for a city."
-    agent_schema: wire.Json = {
+    agent_schema: frames.Json = {
         "description": "Current weather in a city.",
         "properties": {
             "city": {"title": "City", "type": "string"},
@@ -348,7 +350,7 @@ def structured_agent() -> Cassettes:
     }
     answer = '{"city": "Paris", "temperature_c": 21.5, "summary": "Sunny"}'
     reasoning = "I already know the answer format; no tool call is needed."
-    body: wire.Json = {
+    body: frames.Json = {
         "model": "kimi-k3.1-pro",
         "messages": agent_user,
         "tools": [
@@ -398,7 +400,7 @@ def structured_agent() -> Cassettes:
         ],
         "create_agent(response_format=Weather) on /v1/messages with kimi-k3.1-pro: the response_format\nbind kwarg becomes output_config.format; one call, no tool use.",
     )
-    weather_tool: wire.Json = {
+    weather_tool: frames.Json = {
         "name": "Weather",
         "description": "Current weather in a city.",
         "input_schema": {
@@ -421,7 +423,7 @@ def structured_agent() -> Cassettes:
         ],
         "tool_choice": {"type": "any"},
     }
-    inp: wire.Json = {"city": "Paris", "temperature_c": 21.5, "summary": "Sunny"}
+    inp: frames.Json = {"city": "Paris", "temperature_c": 21.5, "summary": "Sunny"}
     files["structured_agent/anthropic_k3_tool_strategy.yaml"] = render(
         [
             exchange(

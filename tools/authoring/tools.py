@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 
+from langchain_kimi.testing import frames
 from tools.authoring import _kit
 from tools.authoring import _wire as wire
 from tools.authoring._kit import Cassettes, exchange, render
@@ -26,27 +27,31 @@ def sig(tag: str) -> str:
     )
 
 
-def a_msg(mid: str, model: str, content: list[wire.Json], stop: str, usage: wire.Json) -> wire.Json:
-    return wire.anthropic_message(mid, model, content, stop, usage)
+def a_msg(
+    mid: str, model: str, content: list[frames.Json], stop: str, usage: frames.Json
+) -> frames.Json:
+    return frames.anthropic_message(mid, model, content, stop, usage)
 
 
-def a_usage(inp: int, out: int, think: int, read: int = 0) -> wire.Json:
-    return wire.anthropic_usage(inp, out, think, read=read)
+def a_usage(inp: int, out: int, think: int, read: int = 0) -> frames.Json:
+    return frames.anthropic_usage_counts(inp, out, think, read=read)
 
 
-def o_resp(cid: str, model: str, message: wire.Json, finish: str, usage: wire.Json) -> wire.Json:
-    return wire.openai_completion(cid, model, message, finish, usage)
+def o_resp(
+    cid: str, model: str, message: frames.Json, finish: str, usage: frames.Json
+) -> frames.Json:
+    return frames.openai_completion(cid, model, message, finish, usage)
 
 
-def o_usage(prompt: int, out: int, think: int, cached: int = 0) -> wire.Json:
-    return wire.openai_usage(prompt, out, think, cached=cached)
+def o_usage(prompt: int, out: int, think: int, cached: int = 0) -> frames.Json:
+    return frames.openai_usage_counts(prompt, out, think, cached=cached)
 
 
-def pair(protocol: str, body: wire.Json, reply: wire.Json, *, stream: bool) -> wire.Json:
+def pair(protocol: str, body: frames.Json, reply: frames.Json, *, stream: bool) -> frames.Json:
     """The hand-written body and reply as they go over the wire, non-streaming or streaming."""
     if not stream:
         return exchange(protocol, body, reply)
-    streamed: wire.Json = {**copy.deepcopy(body), "stream": True}
+    streamed: frames.Json = {**copy.deepcopy(body), "stream": True}
     return exchange(
         protocol,
         streamed,
@@ -56,7 +61,7 @@ def pair(protocol: str, body: wire.Json, reply: wire.Json, *, stream: bool) -> w
 
 K31, K3 = "kimi-k3.1-pro", "kimi-k3"
 Q = "What is the weather in Oslo, and what time is it?"
-WEATHER_A: wire.Json = {
+WEATHER_A: frames.Json = {
     "name": "get_weather",
     "description": "Get the current weather for a city.",
     "input_schema": {
@@ -65,12 +70,12 @@ WEATHER_A: wire.Json = {
         "type": "object",
     },
 }
-TIME_A: wire.Json = {
+TIME_A: frames.Json = {
     "name": "get_time",
     "description": "Get the current UTC time.",
     "input_schema": {"properties": {}, "type": "object"},
 }
-WEATHER_O: wire.Json = {
+WEATHER_O: frames.Json = {
     "type": "function",
     "function": {
         "name": "get_weather",
@@ -78,7 +83,7 @@ WEATHER_O: wire.Json = {
         "parameters": WEATHER_A["input_schema"],
     },
 }
-TIME_O: wire.Json = {
+TIME_O: frames.Json = {
     "type": "function",
     "function": {
         "name": "get_time",
@@ -98,7 +103,7 @@ def anthropic_parallel_loop() -> Cassettes:
     files: Cassettes = {}
     r1 = "The user wants two facts. I will call get_weather for Oslo and get_time in parallel."
     r2 = "Both tools answered; the clock tool failed, so I report the weather only."
-    a_turn1: list[wire.Json] = [
+    a_turn1: list[frames.Json] = [
         {"type": "thinking", "thinking": r1, "signature": sig("A1")},
         {"type": "text", "text": "Let me check both."},
         {
@@ -110,7 +115,7 @@ def anthropic_parallel_loop() -> Cassettes:
         {"type": "tool_use", "id": "toolu_01ClockUtc3Zp8", "name": "get_time", "input": {}},
     ]
     a_final = "Oslo is at -3°C with light snow. The clock service is unavailable right now."
-    a_req1: wire.Json = {
+    a_req1: frames.Json = {
         "model": K31,
         "max_tokens": 131072,
         "messages": [{"role": "user", "content": Q}],
@@ -166,7 +171,7 @@ def anthropic_parallel_loop() -> Cassettes:
 
 def anthropic_k3_named_choice() -> Cassettes:
     files: Cassettes = {}
-    k3_turn1: list[wire.Json] = [
+    k3_turn1: list[frames.Json] = [
         {
             "type": "thinking",
             "thinking": "I am required to call get_weather.",
@@ -179,7 +184,7 @@ def anthropic_k3_named_choice() -> Cassettes:
             "input": {"city": "Oslo"},
         },
     ]
-    k_req1: wire.Json = {
+    k_req1: frames.Json = {
         "model": K3,
         "max_tokens": 131072,
         "messages": [{"role": "user", "content": "Weather in Oslo?"}],
@@ -225,7 +230,7 @@ def anthropic_k3_named_choice() -> Cassettes:
 def openai_parallel_loop() -> Cassettes:
     files: Cassettes = {}
     or1 = "Two facts needed: call get_weather(Oslo) and get_time together."
-    o_calls: list[wire.Json] = [
+    o_calls: list[frames.Json] = [
         # Original argument strings (compact spacing, empty for the no-argument tool) are echoed as is.
         {
             "id": "functions.get_weather:0",
@@ -238,13 +243,13 @@ def openai_parallel_loop() -> Cassettes:
             "function": {"name": "get_time", "arguments": ""},
         },
     ]
-    o_msg1: wire.Json = {
+    o_msg1: frames.Json = {
         "role": "assistant",
         "content": None,
         "reasoning_content": or1,
         "tool_calls": o_calls,
     }
-    o_req1: wire.Json = {
+    o_req1: frames.Json = {
         "model": K31,
         "messages": [{"role": "user", "content": Q}],
         "tools": [WEATHER_O, TIME_O],
@@ -290,7 +295,7 @@ def mixed_histories() -> Cassettes:
     from_openai_reasoning = "Call get_weather for Oslo."
     # openai protocol, history: a turn produced on the anthropic protocol (toolu_ id, thinking) and
     # a turn from another provider (call_ id, no reasoning).
-    m_o_req: wire.Json = {
+    m_o_req: frames.Json = {
         "model": K31,
         "messages": [
             {"role": "user", "content": "Weather in Oslo?"},
@@ -350,7 +355,7 @@ def mixed_histories() -> Cassettes:
     )
     # anthropic protocol, history: a turn produced on the openai protocol (Kimi-style id,
     # reasoning_content) and a turn from another provider (call_ id, no reasoning).
-    m_a_req: wire.Json = {
+    m_a_req: frames.Json = {
         "model": K31,
         "max_tokens": 131072,
         "messages": [

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_kimi.testing import frames
 from tools.authoring import _kit
 from tools.authoring import _wire as wire
 from tools.authoring._kit import Cassettes, render
@@ -17,7 +18,7 @@ from tools.authoring.features import ANTH, OAI, SIG, interaction
 
 M = "kimi-k3.1-pro"
 Q = "What is the latest stable Python release? Answer in one sentence."
-TOOLS: list[wire.Json] = [{"type": "web_search"}]
+TOOLS: list[frames.Json] = [{"type": "web_search"}]
 A1 = '{"query":"latest stable Python release","search_id":"ws_7Hq2Lm9Vb4"}'
 A2A = '{"query":"Python 3.14 release notes","search_id":"ws_3Fh8Kd1Wp6"}'
 A2B = '{"query":"python.org downloads latest","search_id":"ws_5Rt7Yu2Io9"}'
@@ -25,7 +26,7 @@ R1 = "I should check the web for the current release."
 R2 = " The first results mention 3.14; let me confirm on python.org."
 R3 = " Both sources agree on 3.14."
 ANSWER = "The latest stable Python release is Python 3.14."
-ASSIST1: wire.Json = {
+ASSIST1: frames.Json = {
     "role": "assistant",
     "content": None,
     "reasoning_content": R1,
@@ -37,7 +38,7 @@ ASSIST1: wire.Json = {
         }
     ],
 }
-ASSIST2: wire.Json = {
+ASSIST2: frames.Json = {
     "role": "assistant",
     "content": None,
     "reasoning_content": R2,
@@ -54,36 +55,36 @@ ASSIST2: wire.Json = {
         },
     ],
 }
-TOOL1: list[wire.Json] = [{"role": "tool", "tool_call_id": "call_ws_01", "content": A1}]
-TOOL2: list[wire.Json] = [
+TOOL1: list[frames.Json] = [{"role": "tool", "tool_call_id": "call_ws_01", "content": A1}]
+TOOL2: list[frames.Json] = [
     {"role": "tool", "tool_call_id": "call_ws_02", "content": A2A},
     {"role": "tool", "tool_call_id": "call_ws_03", "content": A2B},
 ]
-U1: wire.Json = {
+U1: frames.Json = {
     "prompt_tokens": 40,
     "completion_tokens": 30,
     "total_tokens": 70,
     "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 40},
     "completion_tokens_details": {"reasoning_tokens": 12},
 }
-U2: wire.Json = {
+U2: frames.Json = {
     "prompt_tokens": 900,
     "completion_tokens": 50,
     "total_tokens": 950,
     "prompt_tokens_details": {"cached_tokens": 40, "cache_write_tokens": 860},
     "completion_tokens_details": {"reasoning_tokens": 20},
 }
-U3: wire.Json = {
+U3: frames.Json = {
     "prompt_tokens": 2500,
     "completion_tokens": 25,
     "total_tokens": 2525,
     "prompt_tokens_details": {"cached_tokens": 900, "cache_write_tokens": 1600},
     "completion_tokens_details": {"reasoning_tokens": 9},
 }
-BASE: list[wire.Json] = [{"role": "user", "content": Q}]
-FINAL: wire.Json = {"role": "assistant", "content": ANSWER, "reasoning_content": R3}
+BASE: list[frames.Json] = [{"role": "user", "content": Q}]
+FINAL: frames.Json = {"role": "assistant", "content": ANSWER, "reasoning_content": R3}
 Q2 = "And the one before it?"
-WEATHER: wire.Json = {
+WEATHER: frames.Json = {
     "type": "function",
     "function": {
         "name": "get_weather",
@@ -97,7 +98,7 @@ WEATHER: wire.Json = {
 }
 QM = "Search for tomorrow's big events in Paris and tell me the weather there."
 AM = '{"query":"Paris events tomorrow","search_id":"ws_9Mx1Nc2Bv3"}'
-MIXED: wire.Json = {
+MIXED: frames.Json = {
     "role": "assistant",
     "content": None,
     "reasoning_content": "I need a search and the weather tool.",
@@ -116,18 +117,18 @@ MIXED: wire.Json = {
 }
 AQ = "How do I update a web app to TypeScript 5.5?"
 AQ2 = "Thanks. Is 5.5 still supported?"
-ATOOL: wire.Json = {"type": "web_search_20250305", "name": "web_search", "max_uses": 1}
+ATOOL: frames.Json = {"type": "web_search_20250305", "name": "web_search", "max_uses": 1}
 THINK = "The user wants upgrade steps for TypeScript 5.5; I should search."
 ENC1 = "EqcCCioIDRgCIiQzOTYzNWQzYi1lYmZkLTQ5ODctOTkyMS1iMjI4ZDQ4MTc0ZDYSDIpbb4mpYYLd+Ug4VBoMMMXk9QcXZD7afbzGIjA/H5WBC1diePl1DvZbeIhgojr5Grk8yvoWZRRH4EDj+fraUojGMMAPEb+RE0I05kcqsB2P1FKK6WR2sawrrNaQnLi/oVFgRe1BKxGg44XbP+38Grai9jc1IXbHCltefYGV9YQpsqe7W0d72sZFAqF3HZ1VA9fSg6Unaf8qQqQX4xcVD5ys5e+40MbcHcQP9da4NkH2HSfxthM7mo/4AN3fNUsChVwCKGOVY5SWyi+ZgttdV2bLxZhPjwaZOvMCfCgbfs/BgnRQEcOvmnkaCp4LyQHkV3pl9SiPCygkvqYABO7EwAHGQDaT67WoQDtLo1EZ89gK/96r9j3igqxZLrhB2sXRZb05fPfd/F75Gi43RBcXLdVYILTqJSEzWy6o5B2IlYCncZyEWIG+/piwYiAcJiSuOPyYbes3st1yrzyWHfgOqDXrTu6NQj32HoTZCuVKrnHub3Q/jojtzCvSll7o7Sf10sN3gZTNlWW7a23BCbB+fxpT"
 ENC2 = "Eu8BCioIDRgCIiQ2NGRlMjdlNy1hODBkLTRlYTEtYWQ1Zi1kNTlmMzRmMjg3ZjQSDKimiAuthoredResult2xGgyXk9QcXZD7afbzGIjA/H5WBC1diePl1DvZbeIhgojr5Grk8yvoWZRRH4EDj+fraUojGMMAPEb+RE0I05kcqsB2P1FKK6WR2sawrrNaQnLi/oVFgRe1BKxGg44XbP+38Grai9jc1IXbHCltefYGV9YQpsqe7W0d72sZFAqF3HZ1VA9fSg6Unaf8qQqQX4xcVD5ys5e+40MbcHcQP9da4NkH2HSfxthM7mo/4AN3fNUsChVwCKGOVY5SWyi+ZgttdV2bLxZhPjwaZOvMCfCgbfs/BgnRQEcOvmnkaCp4LyQHkV3pl9SiPCygkvq"
-CITE: wire.Json = {
+CITE: frames.Json = {
     "type": "web_search_result_location",
     "cited_text": "TypeScript 5.5 is available through npm: npm install -D typescript",
     "url": "https://devblogs.microsoft.com/typescript/announcing-typescript-5-5/",
     "title": "Announcing TypeScript 5.5",
     "encrypted_index": "EpMBCioIDRgCIiQ2NGRlMjdlNy1hODBkLTRlYTEtYWQ1Zi1kNTlmMzRmMjg3ZjQSDKimiAuthoredIndexGgz3VjZ2ZmVkZGVjYWJiIjCb2Y3Z",
 }
-BLOCKS: list[wire.Json] = [
+BLOCKS: list[frames.Json] = [
     {"type": "thinking", "thinking": THINK, "signature": SIG},
     {
         "type": "server_tool_use",
@@ -170,7 +171,7 @@ BLOCKS: list[wire.Json] = [
     {"type": "text", "text": "Run npm install -D typescript@5.5", "citations": [CITE]},
     {"type": "text", "text": ", then fix the new type errors the compiler reports."},
 ]
-AUSAGE: wire.Json = {
+AUSAGE: frames.Json = {
     "input_tokens": 2050,
     "cache_creation_input_tokens": 0,
     "cache_read_input_tokens": 0,
@@ -178,7 +179,7 @@ AUSAGE: wire.Json = {
     "output_tokens_details": {"thinking_tokens": 24},
     "server_tool_use": {"web_search_requests": 1},
 }
-AUSAGE2: wire.Json = {
+AUSAGE2: frames.Json = {
     "input_tokens": 35,
     "cache_creation_input_tokens": 0,
     "cache_read_input_tokens": 2200,
@@ -187,14 +188,14 @@ AUSAGE2: wire.Json = {
 }
 THINK2 = "The results mention 5.5 as a current release line."
 ANSWER2 = "Yes, 5.5 is a supported release."
-B2: list[wire.Json] = [
+B2: list[frames.Json] = [
     {"type": "thinking", "thinking": THINK2, "signature": SIG.replace("AAAA", "BBBB")},
     {"type": "text", "text": ANSWER2},
 ]
 
 
 def body(
-    msgs: list[wire.Json], stream: bool = False, tools: list[wire.Json] = TOOLS
+    msgs: list[frames.Json], stream: bool = False, tools: list[frames.Json] = TOOLS
 ) -> dict[str, Any]:
     b: dict[str, Any] = {"model": M, "messages": msgs, "tools": tools}
     if stream:
@@ -202,93 +203,97 @@ def body(
     return b
 
 
-def completion(cid: str, message: wire.Json, finish: str, usage: wire.Json) -> wire.Json:
-    return wire.openai_completion(cid, M, message, finish, usage)
+def completion(cid: str, message: frames.Json, finish: str, usage: frames.Json) -> frames.Json:
+    return frames.openai_completion(cid, M, message, finish, usage)
 
 
-def round_stream(cid: str, message: wire.Json, finish: str, usage: wire.Json) -> str:
+def round_stream(cid: str, message: frames.Json, finish: str, usage: frames.Json) -> str:
     """One loop round streamed: a call's arguments arrive as 20 characters, then the rest."""
-    out = [wire.openai_chunk(cid, M, {"role": "assistant", "content": "", "reasoning_content": ""})]
+    out = [
+        frames.openai_chunk(cid, M, {"role": "assistant", "content": "", "reasoning_content": ""})
+    ]
     out += [
-        wire.openai_chunk(cid, M, {"reasoning_content": p})
+        frames.openai_chunk(cid, M, {"reasoning_content": p})
         for p in wire.halves(message["reasoning_content"])
     ]
     for i, call in enumerate(message.get("tool_calls") or []):
         args = call["function"]["arguments"]
         head = {"index": i, "id": call["id"], "type": call["type"]}
         function = {"name": call["function"]["name"], "arguments": args[:20]}
-        out.append(wire.openai_chunk(cid, M, {"tool_calls": [{**head, "function": function}]}))
+        out.append(frames.openai_chunk(cid, M, {"tool_calls": [{**head, "function": function}]}))
         out.append(
-            wire.openai_chunk(
+            frames.openai_chunk(
                 cid, M, {"tool_calls": [{"index": i, "function": {"arguments": args[20:]}}]}
             )
         )
     if message.get("content"):
         text = message["content"]
         out += [
-            wire.openai_chunk(cid, M, {"content": p}) for p in (text[:16], text[16:33], text[33:])
+            frames.openai_chunk(cid, M, {"content": p}) for p in (text[:16], text[16:33], text[33:])
         ]
-    out.append(wire.openai_chunk(cid, M, {}, finish))
-    out.append(wire.openai_usage_chunk(cid, M, usage))
-    return wire.frame_openai(out)
+    out.append(frames.openai_chunk(cid, M, {}, finish))
+    out.append(frames.openai_usage_chunk(cid, M, usage))
+    return frames.frame_openai(out)
 
 
-def areq(msgs: list[wire.Json], stream: bool = False) -> dict[str, Any]:
+def areq(msgs: list[frames.Json], stream: bool = False) -> dict[str, Any]:
     b: dict[str, Any] = {"model": M, "max_tokens": 131072, "messages": msgs, "tools": [ATOOL]}
     if stream:
         b["stream"] = True
     return b
 
 
-def amsg(mid: str, content: list[wire.Json], usage: wire.Json) -> wire.Json:
-    return wire.anthropic_message(mid, M, content, "end_turn", usage)
+def amsg(mid: str, content: list[frames.Json], usage: frames.Json) -> frames.Json:
+    return frames.anthropic_message(mid, M, content, "end_turn", usage)
 
 
-def a_stream(mid: str, blocks: list[wire.Json], usage: wire.Json) -> str:
+def a_stream(mid: str, blocks: list[frames.Json], usage: frames.Json) -> str:
     """Messages stream: server_tool_use input as three input_json_delta pieces (the first
     empty), a web_search_tool_result complete in its content_block_start, citations before
     the cited text, and the whole usage (server_tool_use included) in message_delta."""
-    ev = [wire.message_start(mid, M, wire.start_usage(usage))]
+    ev = [frames.message_start(mid, M, frames.start_usage(usage))]
     for i, b in enumerate(blocks):
         t = b["type"]
         if t == "thinking":
-            ev.append(wire.block_start(i, {"type": "thinking", "thinking": "", "signature": ""}))
+            ev.append(frames.block_start(i, {"type": "thinking", "thinking": "", "signature": ""}))
             if i == 0:
-                ev.append(wire.PING)
+                ev.append(frames.PING)
             ev += [
-                wire.block_delta(i, {"type": "thinking_delta", "thinking": p})
+                frames.block_delta(i, {"type": "thinking_delta", "thinking": p})
                 for p in wire.halves(b["thinking"])
             ]
-            ev.append(wire.block_delta(i, {"type": "signature_delta", "signature": b["signature"]}))
+            ev.append(
+                frames.block_delta(i, {"type": "signature_delta", "signature": b["signature"]})
+            )
         elif t == "server_tool_use":
             ev.append(
-                wire.block_start(
+                frames.block_start(
                     i, {"type": "server_tool_use", "id": b["id"], "name": b["name"], "input": {}}
                 )
             )
-            s = wire.compact(b["input"])
+            s = frames.compact(b["input"])
             ev += [
-                wire.block_delta(i, {"type": "input_json_delta", "partial_json": p})
+                frames.block_delta(i, {"type": "input_json_delta", "partial_json": p})
                 for p in ("", s[:9], s[9:])
             ]
         elif t == "web_search_tool_result":
-            ev.append(wire.block_start(i, b))
+            ev.append(frames.block_start(i, b))
         elif t == "text":
-            start: wire.Json = {"type": "text", "text": ""}
+            start: frames.Json = {"type": "text", "text": ""}
             if "citations" in b:
                 start["citations"] = []
-            ev.append(wire.block_start(i, start))
+            ev.append(frames.block_start(i, start))
             ev += [
-                wire.block_delta(i, {"type": "citations_delta", "citation": c})
+                frames.block_delta(i, {"type": "citations_delta", "citation": c})
                 for c in b.get("citations", [])
             ]
             ev += [
-                wire.block_delta(i, {"type": "text_delta", "text": p})
+                frames.block_delta(i, {"type": "text_delta", "text": p})
                 for p in wire.halves(b["text"])
             ]
-        ev.append(wire.block_stop(i))
-    ev += [wire.message_delta("end_turn", usage), wire.MESSAGE_STOP]
-    return wire.frame_anthropic(ev)
+        ev.append(frames.block_stop(i))
+    ev += [frames.message_delta("end_turn", usage), frames.MESSAGE_STOP]
+    return frames.frame_anthropic(ev)
 
 
 def cassettes() -> Cassettes:
@@ -365,7 +370,7 @@ def cassettes() -> Cassettes:
         ),
     )
     mtools = [WEATHER, {"type": "web_search"}]
-    m1: list[wire.Json] = [{"role": "user", "content": QM}]
+    m1: list[frames.Json] = [{"role": "user", "content": QM}]
     m2 = [
         *m1,
         MIXED,
@@ -407,7 +412,7 @@ def cassettes() -> Cassettes:
             "caller's ToolMessage."
         ),
     )
-    t1: list[wire.Json] = [{"role": "user", "content": AQ}]
+    t1: list[frames.Json] = [{"role": "user", "content": AQ}]
     t2 = [*t1, {"role": "assistant", "content": BLOCKS}, {"role": "user", "content": AQ2}]
     inter = [
         interaction(ANTH, areq(t1), amsg("msg_01KimiSearchTurnOneQ1w2E3", BLOCKS, AUSAGE)),

@@ -19,13 +19,13 @@ import httpx
 
 from langchain_kimi._secrets import Scrubber
 from langchain_kimi.chat_models import DEFAULT_BASE_URL, DOCUMENTED_FALLBACK_URL
-from tests.support.paths import ROOT
 from tools.live import record
 from tools.live.checks import check_all
 from tools.live.exchanges import ExchangeLog
 from tools.live.probe import Probe
 from tools.live.questions import QUESTIONS, answer_all
 from tools.live.report import Report, SuiteOutcome, render
+from tools.paths import ROOT
 
 MODELS = ("kimi-k3.1-pro", "kimi-k3.1-pro-highspeed", "kimi-k3")
 PROTOCOLS = ("openai", "anthropic")

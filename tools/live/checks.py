@@ -14,14 +14,14 @@ from typing import Any
 
 import jsonschema
 
-from tests.support.schema_validation import (
+from tools.live.exchanges import Exchange
+from tools.schema_validation import (
     component_properties,
     validate_error,
     validate_request,
     validate_response,
 )
-from tests.support.sse_text import parse_sse
-from tools.live.exchanges import Exchange
+from tools.sse_text import parse_sse
 
 QUESTION_PREFIX = "question:"
 

@@ -26,13 +26,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
-from tests.support import cassette_format
-from tests.support.paths import CASSETTE_ROOT
-from tests.support.schema_validation import _validator
+from langchain_kimi.testing import documents
+from langchain_kimi.testing.script import Error
+from langchain_kimi.testing.wire import error_body
+from tools import cassette_format
 from tools.live.checks import sse_events
 from tools.live.exchanges import ENDPOINTS
+from tools.paths import CASSETTE_ROOT
 
 DEVIATIONS = frozenset(
     {"drop_message_stop", "cut_before_delta", "unknown_field", "usage_count", "unauthorized"}
@@ -95,15 +95,9 @@ def interaction_entry(interaction: dict[str, Any]) -> tuple[tuple[str, str], Rep
 
 
 def error_reply(protocol: str, status: int, kind: str, message: str, request_id: str) -> Reply:
-    if protocol == "anthropic":
-        body: dict[str, Any] = {
-            "type": "error",
-            "error": {"type": kind, "message": message},
-            "request_id": request_id,
-        }
-    else:
-        body = {"error": {"message": message, "type": kind, "code": kind}}
-    return Reply(status, "application/json", json.dumps(body))
+    """The documented error body, as the fake gateway writes it."""
+    error = Error(status=status, message=message, error_type=kind, code=kind, retry_after=None)
+    return Reply(status, "application/json", json.dumps(error_body(error, protocol, request_id)))
 
 
 class LoopbackGateway:
@@ -129,9 +123,16 @@ class LoopbackGateway:
             ), request_id
         try:
             body = json.loads(raw or b"null")
-            _validate(body, protocol)
-        except (ValueError, jsonschema.ValidationError) as exc:
-            message = getattr(exc, "message", str(exc))[:200]
+        except ValueError:
+            body = None
+        # Schema only: whether undocumented fields are refused is one of the open questions.
+        problems = (
+            documents.request_problems(body, protocol)
+            if isinstance(body, dict)
+            else ["request body is not a JSON object"]
+        )
+        if problems:
+            message = "; ".join(problems)[:200]
             return error_reply(
                 protocol, 400, "invalid_request_error", message, request_id
             ), request_id
@@ -186,13 +187,6 @@ def _parse(data: str) -> Any:
         return json.loads(data)
     except ValueError:
         return data
-
-
-def _validate(body: Any, protocol: str) -> None:
-    # Schema only: whether undocumented fields are refused is one of the open questions.
-    if not isinstance(body, dict):
-        raise ValueError("request body is not a JSON object")
-    _validator(protocol, str(body.get("model")), "request").validate(body)
 
 
 class _Handler(BaseHTTPRequestHandler):

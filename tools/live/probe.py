@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from tests.support import cassette_format
+from tools import cassette_format
 from tools.live.checks import QUESTION_PREFIX
 from tools.live.exchanges import Exchange, ExchangeLog, scrub_headers
 from tools.live.loopback import CASSETTE_ROOT

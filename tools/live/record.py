@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_kimi._secrets import Scrubber
-from tests.support import cassette_format
+from tools import cassette_format
 from tools.live.exchanges import Exchange, scrub_headers
 
 RECORDED = "recorded-live"

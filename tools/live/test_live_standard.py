@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from langchain_kimi._request.profiles import capabilities
-from tests.support.standard_suite import KimiIntegrationSuite
 from tools.live.rows import models, protocols
+from tools.standard_suite import KimiIntegrationSuite
 
 pytestmark = pytest.mark.live
 

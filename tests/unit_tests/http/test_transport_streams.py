@@ -19,7 +19,7 @@ from langchain_kimi._errors import (
 )
 from langchain_kimi._http.transport import Transport
 from tests.support.fake_transport import Script, scripted_transport
-from tests.support.paths import CORPUS
+from tools.paths import CORPUS
 
 KEY = "sk-test-SECRET-5d0c"
 PRIMARY = "https://direct.evolink.ai"

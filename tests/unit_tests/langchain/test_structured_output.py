@@ -29,7 +29,7 @@ from langchain_kimi._langchain.structured import (
 from langchain_kimi._request.profiles import all_rows
 from langchain_kimi._request.tools import schema_parts
 from tests.support.fake_gateway import FakeGateway
-from tests.support.schema_validation import validate_request
+from tools.schema_validation import validate_request
 
 MODELS = ("kimi-k3.1-pro", "kimi-k3.1-pro-highspeed", "kimi-k3")
 PROTOCOLS = ("openai", "anthropic")

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from langchain_kimi import ChatKimi
 from tests.support.fake_gateway import FakeGateway, refuse
-from tests.support.schema_validation import validate_request
+from tools.schema_validation import validate_request
 
 K31 = "kimi-k3.1-pro"
 K31_HS = "kimi-k3.1-pro-highspeed"

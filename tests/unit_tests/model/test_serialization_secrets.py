@@ -17,8 +17,8 @@ import pytest
 from langchain_core.load import dumps, loads
 
 from langchain_kimi import ChatKimi
-from tests.support.paths import ROOT
 from tests.support.secret_forms import KEYS, leaks
+from tools.paths import ROOT
 
 KEY = KEYS["unprefixed"]
 PAGE = ROOT / "docs" / "reference.md"

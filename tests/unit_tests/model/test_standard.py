@@ -9,7 +9,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_tests.unit_tests import ChatModelUnitTests
 
 from langchain_kimi import ChatKimi
-from tests.support.standard_flags import KimiStandardFlags
+from tools.standard_flags import KimiStandardFlags
 
 
 class _KimiUnitTests(KimiStandardFlags, ChatModelUnitTests):

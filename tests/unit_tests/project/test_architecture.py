@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import PACKAGE, ROOT
+from tools.paths import PACKAGE, ROOT
 
 PROTOCOLS = PACKAGE / "protocols"
 SUBPACKAGES = sorted(p.name for p in PROTOCOLS.iterdir() if (p / "__init__.py").is_file())

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import cassette_format
+from tools import cassette_format
 from tools.authoring import __main__ as cli
 from tools.authoring._check import GROUPS, check
 from tools.authoring._kit import CASSETTE_ROOT

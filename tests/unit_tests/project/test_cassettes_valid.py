@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from tests.support import cassette_format, recording
-from tests.support.paths import CASSETTE_ROOT
-from tests.support.schema_validation import validate_error, validate_request, validate_response
+from tests.support import recording
 from tests.support.secret_forms import ENCODINGS, KEYS, forms, leaks
-from tests.support.sse_text import parse_sse
+from tools import cassette_format
+from tools.paths import CASSETTE_ROOT
+from tools.schema_validation import validate_error, validate_request, validate_response
+from tools.sse_text import parse_sse
 
 CASSETTES = sorted(CASSETTE_ROOT.rglob("*.yaml"))
 PROTOCOL_BY_PATH = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 import langchain_kimi
 from docs import hooks
 from tests.support.fake_gateway import FakeGateway
-from tests.support.paths import ROOT
+from tools.paths import ROOT
 
 DOCS = ROOT / "docs"
 USER_PAGES = sorted(p for p in DOCS.glob("*.md") if p.name != "internals.md")

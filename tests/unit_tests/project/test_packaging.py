@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from langchain_kimi import __version__
-from tests.support.paths import ROOT
+from tools.paths import ROOT
 
 WRONG_PROJECT = "pypi.org/project/langchain-kimi"
 """The public index's `langchain-kimi` is an unrelated project: nothing may link to it."""
@@ -121,7 +121,7 @@ def test_sdist_holds_what_builds_and_tests_the_package(dists: tuple[Path, Path])
         "SECURITY.md",
         "langchain_kimi/py.typed",
         "tests/conftest.py",
-        "tests/support/cassette_format.py",
+        "tools/cassette_format.py",
         "tools/authoring/__main__.py",
         "tests/fixtures/corpus/README.md",
         "cassettes/core_cassettes/openai_plain.yaml",

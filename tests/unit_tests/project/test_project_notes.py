@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.support.paths import ROOT
+from tools.paths import ROOT
 
 NOTES = ["SECURITY.md", "CONTRIBUTING.md", "CHANGELOG.md"]
 _REFERENCE = re.compile(

@@ -11,7 +11,7 @@ import pytest
 import langchain_kimi
 from docs import hooks
 from langchain_kimi import ChatKimi
-from tests.support.paths import ROOT
+from tools.paths import ROOT
 
 DOCS = ROOT / "docs"
 PRIVATE_MODULES = sorted(

@@ -5,7 +5,8 @@
   hold modules of the same name.
 - A test module imports no other test module and no `conftest.py`: fixtures come from the
   `conftest.py` of an enclosing folder, shared helpers from `tests/support/`.
-- The tools (`tools/authoring`, `tools/live`) live outside `tests/`.
+- The tools (`tools/authoring`, `tools/live`) live outside `tests/`, and nothing outside `tests/`
+  (tools, benchmarks, examples) imports from it: the tests import what they test, not back.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import ROOT
+from tools.paths import ROOT
 
 TESTS = ROOT / "tests"
 TEST_MODULES = sorted(
@@ -79,7 +80,9 @@ def test_every_folder_of_tests_is_a_package() -> None:
     folders = {p.parent for p in TEST_MODULES} | {p.parent for p in TESTS.rglob("conftest.py")}
     for folder in folders:
         while folder != ROOT:
-            assert (folder / "__init__.py").is_file(), f"{folder.relative_to(ROOT)} has no __init__.py"
+            assert (folder / "__init__.py").is_file(), (
+                f"{folder.relative_to(ROOT)} has no __init__.py"
+            )
             folder = folder.parent
 
 
@@ -88,3 +91,20 @@ def test_the_tools_live_outside_tests() -> None:
     assert not (TESTS / "live").exists()
     assert (ROOT / "tools" / "authoring" / "__main__.py").is_file()
     assert (ROOT / "tools" / "live" / "__main__.py").is_file()
+
+
+# The tests import the tools they test (and the package's `langchain_kimi.testing`, the base
+# both share); the tools, the benchmarks and the examples never import the tests.
+OUTSIDE_TESTS = sorted(
+    path for folder in ("tools", "benchmarks", "examples") for path in (ROOT / folder).rglob("*.py")
+)
+
+
+def test_the_collection_finds_modules_outside_tests() -> None:
+    assert len(OUTSIDE_TESTS) > 40
+
+
+@pytest.mark.parametrize("path", OUTSIDE_TESTS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_tools_benchmarks_and_examples_import_nothing_from_tests(path: Path) -> None:
+    found = sorted({m for m in _imported_modules(path) if m.split(".")[0] == "tests"})
+    assert not found, f"{path.relative_to(ROOT)} imports {found}: the tests may import it, not back"

@@ -16,7 +16,7 @@ import pytest
 from langchain_core.messages import BaseMessage, SystemMessage, convert_to_messages
 
 from tests.support.fake_gateway import FakeGateway
-from tests.support.paths import CORPUS
+from tools.paths import CORPUS
 
 FILES = sorted(CORPUS.rglob("*.json"))
 MESSAGES_WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search"}

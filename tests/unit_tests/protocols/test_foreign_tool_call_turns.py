@@ -19,7 +19,7 @@ from langchain_kimi._contract import FOREIGN_TURN_REASONING
 from langchain_kimi._request.options import RequestOptions
 from langchain_kimi._request.profiles import K3, K31_PRO, capabilities
 from langchain_kimi.protocols import anthropic_messages, openai_chat
-from tests.support.schema_validation import validate_request
+from tools.schema_validation import validate_request
 
 CALL = {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1", "type": "tool_call"}
 

@@ -20,9 +20,9 @@ import yaml
 from langchain_core.messages import HumanMessage
 
 from langchain_kimi._request.profiles import K3, K31_PRO, capabilities
-from tests.support.paths import SPEC_DIR
-from tests.support.schema_validation import schema_properties
 from tests.support.wire import Wire
+from tools.paths import SPEC_DIR
+from tools.schema_validation import schema_properties
 
 PNG = "iVBORw0KGgo="
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from langchain_kimi import KimiError
 from tests.support.fake_gateway import FakeGateway
-from tests.support.sse_text import split_at
+from tools.sse_text import split_at
 
 pytestmark = pytest.mark.timeout(60)
 

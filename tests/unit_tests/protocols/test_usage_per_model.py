@@ -26,8 +26,8 @@ from langchain_kimi.protocols.anthropic_messages.stream import StreamDecoder as 
 from langchain_kimi.protocols.openai_chat import parse_response as parse_chat
 from langchain_kimi.protocols.openai_chat.stream import StreamDecoder as ChatDecoder
 from tests.support.messages_stream import aggregate
-from tests.support.schema_validation import validate_response
 from tests.support.wire import ANTHROPIC_OK, OPENAI_OK
+from tools.schema_validation import validate_response
 
 MESSAGES_USAGE = {
     "input_tokens": 100,

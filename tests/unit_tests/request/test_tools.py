@@ -21,8 +21,8 @@ from typing_extensions import TypedDict
 from langchain_kimi._request import resolve as _resolve
 from langchain_kimi._request.options import ToolChoice
 from langchain_kimi._request.tools import resolve_tool_choice, to_tool_specs
-from tests.support.schema_validation import validate_response
 from tests.support.wire import ANTHROPIC_OK, OPENAI_OK, Wire
+from tools.schema_validation import validate_response
 
 K31, K3 = "kimi-k3.1-pro", "kimi-k3"
 

@@ -23,8 +23,8 @@ from langchain_kimi import (
     KimiRateLimitError,
 )
 from langchain_kimi.testing import FakeKimiGateway, ScriptError
-from tests.support.schema_validation import validate_error, validate_response
-from tests.support.sse_text import parse_sse
+from tools.schema_validation import validate_error, validate_response
+from tools.sse_text import parse_sse
 
 PROTOCOLS = ["openai", "anthropic"]
 MODELS = ["kimi-k3.1-pro", "kimi-k3"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import PACKAGE
+from tools.paths import PACKAGE
 
 KIT = PACKAGE / "testing"
 

@@ -21,7 +21,7 @@ from tests.support.messages_stream import (
     decode,
     sse_events,
 )
-from tests.support.paths import CORPUS as CORPUS_ROOT
+from tools.paths import CORPUS as CORPUS_ROOT
 
 CORPUS = CORPUS_ROOT / "anthropic-messages"
 FILES = sorted(CORPUS.glob("*.json"))

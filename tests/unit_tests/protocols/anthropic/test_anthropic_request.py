@@ -26,7 +26,7 @@ from langchain_kimi._request.options import (
 )
 from langchain_kimi._request.profiles import capabilities
 from langchain_kimi.protocols.anthropic_messages import ADAPTER, build_request, parse_response
-from tests.support.schema_validation import validate_request
+from tools.schema_validation import validate_request
 
 K31 = "kimi-k3.1-pro"
 K31_HS = "kimi-k3.1-pro-highspeed"

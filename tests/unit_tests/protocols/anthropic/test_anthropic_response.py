@@ -7,7 +7,7 @@ from typing import Any, cast
 import pytest
 
 from langchain_kimi.protocols.anthropic_messages import parse_response, usage_from_anthropic
-from tests.support.schema_validation import validate_response
+from tools.schema_validation import validate_response
 
 
 def body(

@@ -16,7 +16,7 @@ from langchain_kimi._request.options import RequestOptions
 from langchain_kimi._request.profiles import capabilities
 from langchain_kimi.protocols.anthropic_messages import ADAPTER, StreamDecoder, parse_response
 from tests.support.messages_stream import aggregate, assert_same_message, decode, sse_events
-from tests.support.schema_validation import validate_response
+from tools.schema_validation import validate_response
 
 
 def sse(*events: tuple[str, dict[str, Any]]) -> bytes:

@@ -20,8 +20,8 @@ from tests.support.chat_stream import (
     sse_events,
     summary,
 )
-from tests.support.paths import CORPUS as CORPUS_ROOT
-from tests.support.schema_validation import validate_request, validate_response
+from tools.paths import CORPUS as CORPUS_ROOT
+from tools.schema_validation import validate_request, validate_response
 
 CORPUS = CORPUS_ROOT / "chat-completions"
 JSON_FILES = sorted(p for p in CORPUS.glob("*.json") if "stream" not in p.name)

@@ -29,7 +29,7 @@ from langchain_kimi._request.options import (
 from langchain_kimi._request.profiles import K3, K31_PRO, K31_PRO_HIGHSPEED, capabilities
 from langchain_kimi.protocols.interfaces import SingleRound
 from langchain_kimi.protocols.openai_chat import ADAPTER, build_request, web_search
-from tests.support.schema_validation import validate_request
+from tools.schema_validation import validate_request
 
 MODELS = [K31_PRO, K3]
 WEATHER = FunctionToolSpec(

@@ -14,7 +14,7 @@ from langchain_kimi.protocols.openai_chat.response import (
     raw_usage,
     usage_from_openai,
 )
-from tests.support.schema_validation import validate_response
+from tools.schema_validation import validate_response
 
 
 def body_with(message: dict[str, Any], finish: str = "stop", **extra: Any) -> dict[str, Any]:

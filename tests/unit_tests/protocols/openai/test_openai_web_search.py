@@ -14,7 +14,6 @@ from langchain_kimi.protocols.openai_chat import web_search as ws
 from langchain_kimi.protocols.openai_chat.response import raw_assistant_message, usage_from_openai
 from langchain_kimi.protocols.openai_chat.stream import StreamDecoder
 from tests.support.chat_stream import aggregate, decode, sse_events
-from tests.support.schema_validation import validate_request, validate_response
 from tests.support.web_search_rounds import (
     FINAL,
     FINAL_USAGE,
@@ -24,6 +23,7 @@ from tests.support.web_search_rounds import (
     search_call,
     search_round,
 )
+from tools.schema_validation import validate_request, validate_response
 
 
 def test_is_builtin_round() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "langchain_kimi"
 CASSETTE_ROOT = ROOT / "cassettes"
 SPEC_DIR = ROOT / "spec"

@@ -14,7 +14,7 @@ import yaml
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from tests.support.paths import SPEC_DIR
+from tools.paths import SPEC_DIR
 
 _DOCS = {
     ("anthropic", "k3.1"): "anthropic-messages.kimi-k3.1-pro.yaml",

@@ -17,14 +17,16 @@ from langchain_core.messages import (
 from langchain_tests.integration_tests import ChatModelIntegrationTests
 
 from langchain_kimi import ChatKimi
-from tests.support.fake_gateway import PLACEHOLDER_KEY
-from tests.support.standard_flags import KimiStandardFlags
 from tools.authoring._shared import (
     CACHE_CONTEXT,
     CACHE_READ_PROMPT,
     CACHE_WRITE_PROMPT,
     REASONING_PROMPT,
 )
+from tools.standard_flags import KimiStandardFlags
+
+PLACEHOLDER_KEY = "test-key-not-real"
+"""The key of a replay: cassettes store no key (the authorization header is filtered)."""
 
 
 def _api_key() -> str:
