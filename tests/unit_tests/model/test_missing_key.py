@@ -7,7 +7,7 @@ import re
 import pytest
 
 from langchain_kimi import ChatKimi
-from tests.support.paths import ROOT
+from tools.paths import ROOT
 
 
 @pytest.mark.parametrize("key", [None, ""])

@@ -30,7 +30,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from tests.support.paths import ROOT
+from tools.paths import ROOT
 
 CONTENT_PX = 1220 - 2 * 242 - 2 * 24
 """The content column at 1280 px (see the module docstring)."""

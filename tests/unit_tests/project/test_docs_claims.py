@@ -17,8 +17,8 @@ import pytest
 from docs import hooks
 from langchain_kimi._request.profiles import all_rows
 from tests.support.fake_gateway import K31, FakeGateway, minimal_reply
-from tests.support.paths import ROOT, SPEC_DIR
 from tools.live.questions import QUESTIONS
+from tools.paths import ROOT, SPEC_DIR
 
 DOCS = ROOT / "docs"
 SPEC_FILES = sorted(SPEC_DIR.glob("*.yaml"))  # 000, 001, 004 as published (Spanish)

@@ -17,7 +17,7 @@ import pytest
 from docs import hooks
 from langchain_kimi._http.limits import knobs
 from langchain_kimi._http.pool import shared
-from tests.support.paths import PACKAGE, ROOT
+from tools.paths import PACKAGE, ROOT
 
 DOCS = ROOT / "docs"
 LIMITS = PACKAGE / "_http" / "limits"
