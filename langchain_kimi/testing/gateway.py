@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 FAKE_KEY = "fake-kimi-gateway-key"
 """The key `chat_model` passes: a key must be sent, as to the service; never a real one."""
+FALLBACK_HOST = "api.evolink.ai"
+"""004 / 000: `https://api.evolink.ai` "sirve como dirección de respaldo para los modelos de
+texto" (serves as the fallback address for the text models): served only when a test asks."""
 _PATHS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
 
 
@@ -72,6 +75,9 @@ class FakeKimiGateway:
         """The JSON body of every request received, in order (refused ones included)."""
         self.paths: list[str] = []
         """The URL path of every request received, in order."""
+        self.hosts: list[str] = []
+        """The host every request was sent to, in order (`api.evolink.ai`: the fallback)."""
+        self._fallback_hosts: set[str] = set()
         self.refusals: list[str] = []
         """Why each refused request was refused (the 400 error message), in order."""
         self.transport = httpx.MockTransport(self._handle)
@@ -149,12 +155,15 @@ class FakeKimiGateway:
 
     # -- models -----------------------------------------------------------------------------
 
-    def chat_model(self, **fields: Any) -> ChatKimi:
+    def chat_model(self, *, fallback: bool = False, **fields: Any) -> ChatKimi:
         """A `ChatKimi` talking to this gateway; any ChatKimi field may be given.
 
-        Defaults: a placeholder key, and `max_retries=0` so that each scripted error reaches
-        your code at once (pass `max_retries` to exercise retries: they wait out `Retry-After`
-        and the back-off as in production). Every model of one gateway shares its clients, so
+        Defaults: a placeholder key, `max_retries=0` and no fallback base URL, so that each
+        scripted error reaches your code at once. Pass `max_retries` to exercise retries (they
+        wait out `Retry-After` and the back-off as in production: `max_retries=2` is three
+        attempts, each taking a step), and `fallback=True` (the documented fallback
+        `https://api.evolink.ai`) or `fallback_base_url=` to let a 5xx move the call there: the
+        gateway then serves that host too. Every model of one gateway shares its clients, so
         they share one connection pool, as models with the same settings do in production."""
         from langchain_kimi import ChatKimi
 
@@ -162,10 +171,14 @@ class FakeKimiGateway:
         settings: dict[str, Any] = {
             "api_key": FAKE_KEY,
             "max_retries": 0,
+            "fallback_base_url": f"https://{FALLBACK_HOST}" if fallback else None,
             "http_client": sync_client,
             "http_async_client": async_client,
             **fields,
         }
+        if settings["fallback_base_url"]:
+            with self._lock:
+                self._fallback_hosts.add(httpx.URL(settings["fallback_base_url"]).host)
         return ChatKimi(**settings)
 
     def _http_clients(self) -> tuple[httpx.Client, httpx.AsyncClient]:
@@ -193,6 +206,13 @@ class FakeKimiGateway:
             body = None
         self.requests.append(body)
         self.paths.append(path)
+        self.hosts.append(request.url.host)
+        if request.url.host == FALLBACK_HOST and FALLBACK_HOST not in self._fallback_hosts:
+            raise ScriptError(
+                f"FakeKimiGateway: request #{len(self.requests)} went to the fallback "
+                f"{FALLBACK_HOST} (a 5xx moved the call there); the fake serves it only when "
+                "asked: gw.chat_model(fallback=True), or fallback_base_url=None on your model"
+            )
         refusal = self._refusal(request, body, protocol)
         if refusal is not None:
             return self._error(refusal, protocol, request_id)
