@@ -78,7 +78,7 @@ def test_another_tool_than_the_named_one(protocol: str) -> None:
         [get_weather, get_time], tool_choice="get_weather"
     )
     # Messages: ChatKimi may declare only the named tool; either way the call is impossible.
-    with pytest.raises(ScriptError, match="another tool than the one tool_choice names|declare"):
+    with pytest.raises(ScriptError, match=r"another tool than the one tool_choice names|declare"):
         model.invoke("Weather?")
 
 
