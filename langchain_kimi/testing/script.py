@@ -46,7 +46,10 @@ class Usage:
                 "(reasoning included), reasoning_tokens, cache_read, cache_write, cache_write_1h"
             )
             raise ValueError(msg)
-        usage = cls(**{**counts, **(given or {})})
+        given = dict(given or {})
+        if "output_tokens" in given and "reasoning_tokens" not in given:
+            counts["reasoning_tokens"] = min(estimated_reasoning, given["output_tokens"])
+        usage = cls(**{**counts, **given})
         if usage.cache_read + usage.cache_write > usage.input_tokens:
             raise ValueError("usage: cache_read + cache_write must not exceed input_tokens")
         if usage.reasoning_tokens > usage.output_tokens:
