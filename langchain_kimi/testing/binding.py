@@ -20,13 +20,13 @@ from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 
-from langchain_kimi.testing.script import Error, Step, WebSearch
+from langchain_kimi.testing.script import Error, ScriptError, Step, WebSearch
 
 When = Callable[[dict[str, Any]], bool] | str | None
 
 
-class AmbiguousStepError(Exception):
-    """The message of the `ScriptError` the gateway raises for an ambiguous step."""
+class AmbiguousStepError(ScriptError):
+    """An unbound step that calls in flight together could each take."""
 
 
 @dataclass
@@ -108,9 +108,10 @@ class CallTracker(BaseCallbackHandler):
                 with self._calls.lock:
                     self._calls.active.pop(run_id, None)
                 raise AmbiguousStepError(
-                    f"a call started while the call that took the unbound {scripted.describe()} "
-                    f"was still running: with calls in flight together, which call takes "
-                    f"{upcoming.describe()} depends on timing"
+                    "FakeKimiGateway: a call started while the call that took the unbound "
+                    f"{scripted.describe()} was still running: with calls in flight together, which call takes "
+                    f"{upcoming.describe()} depends on timing; bind each step to its request "
+                    "with when= (the last user message's text, or a predicate on the body)"
                 )
 
     def _end(self, run_id: uuid.UUID) -> None:

@@ -35,6 +35,7 @@ from langchain_kimi.testing.script import (
     DEFAULT_REASONING,
     Error,
     Reply,
+    ScriptError,
     Usage,
     WebSearch,
     error_type_for,
@@ -51,12 +52,6 @@ FALLBACK_HOST = "api.evolink.ai"
 """004 / 000: `https://api.evolink.ai` "sirve como dirección de respaldo para los modelos de
 texto" (serves as the fallback address for the text models): served only when a test asks."""
 _PATHS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
-
-
-class ScriptError(AssertionError):
-    """The script cannot answer a request: no step left, a step the request makes impossible
-    (it names both), or a step that calls in flight together could each take. It fails the
-    test (it is an `AssertionError`) with what to change."""
 
 
 class FakeKimiGateway:

@@ -10,6 +10,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+
+class ScriptError(AssertionError):
+    """The script cannot answer a request: no step left, a step the request makes impossible
+    (it names both), or a step that calls in flight together could each take. It fails the
+    test (it is an `AssertionError`) with what to change."""
+
+
 DEFAULT_REASONING = "The user asked a question; I will answer it."
 """Every Kimi reply carries reasoning (it is always on): a reply scripted without one gets this."""
 
