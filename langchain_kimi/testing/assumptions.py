@@ -230,3 +230,16 @@ class Assumed:
 
     def served(self, question: str, request: int, detail: str) -> None:
         self.uses.append(Use(question, self.choices[question], request, "served", detail))
+
+
+def markdown_table() -> str:
+    """The table as docs/without-a-key.md shows it (a test keeps the two equal)."""
+    lines = [
+        "| question (`tools/live/questions.py`) | left open | strict | lenient | default |",
+        "|---|---|---|---|---|",
+    ]
+    for row in ASSUMPTIONS:
+        lenient = row.lenient if row.choosable else "—"
+        cells = (f"`{row.question}`", row.open_point, row.strict, lenient, row.default)
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)

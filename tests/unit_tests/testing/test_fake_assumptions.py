@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from langchain_kimi.testing import FakeKimiGateway
-from langchain_kimi.testing.assumptions import ASSUMPTIONS, BY_QUESTION
+from langchain_kimi.testing.assumptions import ASSUMPTIONS, BY_QUESTION, markdown_table
 from tests.unit_tests.testing.raw import MESSAGES_HEADERS, error_message, post, user
 from tools.live.questions import QUESTIONS
 
@@ -255,6 +255,7 @@ def test_the_table_is_what_the_docs_list() -> None:
     from tests.support.paths import ROOT
 
     page = (ROOT / "docs" / "without-a-key.md").read_text(encoding="utf-8")
+    assert markdown_table() in page  # the rendered table, row for row
     for row in ASSUMPTIONS:
         assert f"`{row.question}`" in page, row.question
     assert BY_QUESTION["k3-tool-blocks-without-tools"].default == "strict"
