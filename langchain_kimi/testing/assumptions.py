@@ -213,7 +213,7 @@ class Assumed:
                 raise ValueError(f"assume[{question!r}]: 'strict' or 'lenient', got {choice!r}")
             if not row.choosable and choice != row.default:
                 raise ValueError(f"assume[{question!r}]: not a choice ({row.strict})")
-            self.choices[question] = choice  # type: ignore[assignment]
+            self.choices[question] = choice
         self.uses: list[Use] = []
 
     def strict(self, question: str) -> bool:

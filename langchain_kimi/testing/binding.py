@@ -109,8 +109,9 @@ class CallTracker(BaseCallbackHandler):
                     self._calls.active.pop(run_id, None)
                 raise AmbiguousStepError(
                     "FakeKimiGateway: a call started while the call that took the unbound "
-                    f"{scripted.describe()} was still running: with calls in flight together, which call takes "
-                    f"{upcoming.describe()} depends on timing; bind each step to its request "
+                    f"{scripted.describe()} was still running: with calls in flight together, "
+                    f"which call takes {upcoming.describe()} depends on timing; bind each step "
+                    "to its request "
                     "with when= (the last user message's text, or a predicate on the body)"
                 )
 

@@ -6,7 +6,7 @@
   assumption's (strict: `end_turn` with `stop_sequence` naming the match, 000's enum).
 - `max_tokens` (Messages) / `max_completion_tokens` or its alias `max_tokens` (004): "Máximo de
   tokens generados, incluidos el razonamiento y la respuesta final" (reasoning included): a
-  reply longer than that is cut at it, reasoning first, tool calls dropped, with the stop reason
+  reply that reaches it is cut there, reasoning first, tool calls dropped, with the stop reason
   `max_tokens` (000, 001) / `length` (004). Tokens are the script's (`usage` output_tokens) or
   the estimate of 4 characters a token.
 """
@@ -64,8 +64,8 @@ def _at_stop_sequence(reply: Reply, stops: list[str]) -> Reply:
 
 def _at_budget(reply: Reply, budget: int) -> Reply:
     scripted = Usage.of(reply.usage, prompt=0, text=reply.text, reasoning=reply.reasoning)
-    if scripted.output_tokens <= budget:
-        return reply
+    if scripted.output_tokens < budget:
+        return reply  # a reply of exactly `budget` tokens reached the cap: it was cut there
     chars = budget * CHARS_PER_TOKEN
     reasoning = reply.reasoning[:chars]
     text = reply.text[: max(0, chars - len(reasoning))]

@@ -52,6 +52,7 @@ FALLBACK_HOST = "api.evolink.ai"
 """004 / 000: `https://api.evolink.ai` "sirve como dirección de respaldo para los modelos de
 texto" (serves as the fallback address for the text models): served only when a test asks."""
 _PATHS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
+__all__ = ["FAKE_KEY", "FALLBACK_HOST", "FakeKimiGateway", "ScriptError"]
 
 
 class FakeKimiGateway:
@@ -113,6 +114,8 @@ class FakeKimiGateway:
         tool_calls: Sequence[Mapping[str, Any]] | None = None,
         usage: Mapping[str, int] | None = None,
         refusal: bool = False,
+        truncated: bool = False,
+        same_round: bool = False,
         when: When = None,
     ) -> FakeKimiGateway:
         """The next reply: answer `text`, after `reasoning` (a default when None: reasoning is
@@ -121,8 +124,12 @@ class FakeKimiGateway:
         `usage` as LangChain reports it (`input_tokens` is all input; `output_tokens`,
         `reasoning_tokens`, `cache_read`, `cache_write`, `cache_write_1h` the part of the
         writes with the 1h TTL); estimated when None. `refusal`: the model declines (K3.1
-        Messages `stop_reason` "refusal"). `when`: the request this step answers (the text of
-        its last user message, or a predicate on its JSON body), whatever the order.
+        Messages `stop_reason` "refusal"). `truncated`: the reply stopped at the output limit
+        (`max_tokens` / `length`; 004: the limit is "limitado también por el contexto
+        restante", so below the request's cap too). `same_round` (Chat Completions): the
+        reply's tool calls join the `$web_search` round before it (one assistant turn).
+        `when`: the request this step answers (the text of its last user message, or a
+        predicate on its JSON body), whatever the order.
         Returns the gateway, so calls chain."""
         calls = tool_calls_of(tool_calls)
         if usage is not None:
@@ -141,6 +148,8 @@ class FakeKimiGateway:
             tool_calls=calls,
             usage=dict(usage) if usage is not None else None,
             refusal=refusal,
+            finish="max_tokens" if truncated else None,
+            same_round=same_round,
         )
         return self._add(reply, when)
 
@@ -151,6 +160,8 @@ class FakeKimiGateway:
         results: Sequence[Mapping[str, str]] | None = None,
         same_round: bool = False,
         error_code: str | None = None,
+        reasoning: str | None = None,
+        usage: Mapping[str, int] | None = None,
         when: When = None,
     ) -> FakeKimiGateway:
         """A built-in web search the model runs before the next reply (the request must declare
@@ -158,8 +169,19 @@ class FakeKimiGateway:
         documented answer and asks again); Messages: `server_tool_use` and
         `web_search_tool_result` blocks inside the next reply. `results`: `[{"title", "url"}]`.
         `same_round`: a further `$web_search` call in the previous search's round.
-        `error_code` (Messages only): the search fails with a `web_search_tool_result_error`."""
-        search = WebSearch(query, search_results(query, results), same_round, error_code)
+        `error_code` (Messages only): the search fails with a `web_search_tool_result_error`.
+        `reasoning` / `usage`: the Chat Completions round's own (the first search's counts for
+        a round of several)."""
+        if usage is not None:
+            Usage.of(usage, prompt=0, text="", reasoning=reasoning or "")  # refuse bad keys now
+        search = WebSearch(
+            query,
+            search_results(query, results),
+            same_round,
+            error_code,
+            reasoning,
+            dict(usage) if usage is not None else None,
+        )
         return self._add(search, when)
 
     def add_error(
@@ -332,11 +354,8 @@ class FakeKimiGateway:
                 )
             searches.append(step)
             following = self._script.following(scripted, body)
-            if protocol == "openai" and not (
-                following is not None
-                and isinstance(following.step, WebSearch)
-                and following.step.same_round
-            ):
+            joins = following is not None and getattr(following.step, "same_round", False)
+            if protocol == "openai" and not joins:
                 return self._possible(scripted, tuple(searches), body, protocol, where)
             if following is None or isinstance(following.step, Error):
                 raise ScriptError(
@@ -355,15 +374,15 @@ class FakeKimiGateway:
         protocol: str,
         where: str,
     ) -> Reply | tuple[WebSearch, ...]:
-        for each in step if isinstance(step, tuple) else (step,):
+        cut = step if isinstance(step, tuple) else cutting.cut(step, body, protocol)
+        for each in cut if isinstance(cut, tuple) else (cut,):
             found = possible.problem(each, body, protocol)
             if found is not None:
                 raise ScriptError(
                     f"FakeKimiGateway: {scripted.describe()} answering {where}: {found}"
                 )
-        if isinstance(step, tuple):
-            return step
-        cut = cutting.cut(step, body, protocol)
+        if isinstance(cut, tuple):
+            return cut
         if cut.finish == "stop_sequence":
             self._assumed.served(
                 "stop-sequence-reason",

@@ -67,7 +67,8 @@ def _tool_choice(step: Reply, body: dict[str, Any], protocol: str) -> str | None
     mode, name = _choice(body, protocol)
     if mode == "none" and step.tool_calls:
         return "calls a tool, but the request's tool_choice is none"
-    if mode in ("any", "named") and not step.tool_calls and not step.refusal:
+    cut = step.finish == "max_tokens"  # a reply cut at max_tokens has no complete call
+    if mode in ("any", "named") and not step.tool_calls and not step.refusal and not cut:
         return f"calls no tool, but the request's tool_choice forces one ({mode})"
     if mode == "named" and any(c.name != name for c in step.tool_calls):
         return f"calls another tool than the one tool_choice names ({name!r})"
@@ -118,8 +119,10 @@ def _protocol_limits(step: Reply, body: dict[str, Any], protocol: str) -> str | 
     if model == "kimi-k3" and (step.usage or {}).get("cache_write_1h"):
         return "a 1h cache write: kimi-k3 has no cache TTL (004: solo la serie K3.1)"
     limit = _max_uses(body)
-    if protocol == "anthropic" and limit is not None and len(step.searches) > limit:
-        return f"runs {len(step.searches)} searches, beyond the web search tool's max_uses {limit}"
+    # A search beyond max_uses comes back as an error result (`error_code`), not as results.
+    run = [s for s in step.searches if s.error_code is None]
+    if protocol == "anthropic" and limit is not None and len(run) > limit:
+        return f"runs {len(run)} searches, beyond the web search tool's max_uses {limit}"
     return None
 
 

@@ -26,6 +26,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,14 +49,18 @@ def sign(text: str) -> str:
 
 
 def signature_kind(signature: Any) -> str:
-    """`ours` (this fake's form), `foreign` (well-formed base64 it did not issue), `malformed`."""
-    if not isinstance(signature, str) or not signature:
+    """`ours` (this fake's form), `foreign` (a well-formed opaque token it did not issue: at
+    least 32 characters of the base64 / base64url alphabet) or `malformed`."""
+    if not isinstance(signature, str) or not _WELL_FORMED.fullmatch(signature):
         return "malformed"
     try:
         raw = base64.b64decode(signature, validate=True)
     except (binascii.Error, ValueError):
-        return "malformed"
+        return "foreign"
     return "ours" if raw.startswith(_SIGNATURE_PREFIX) else "foreign"
+
+
+_WELL_FORMED = re.compile(r"[A-Za-z0-9+/_-]{32,}={0,2}")
 
 
 @dataclass

@@ -94,6 +94,10 @@ class WebSearch:
     results: tuple[dict[str, str], ...]
     same_round: bool = False
     error_code: str | None = None
+    reasoning: str | None = None
+    """Chat Completions: the round's reasoning_content (a default when None)."""
+    usage: Mapping[str, int] | None = None
+    """Chat Completions: the round's usage (estimated when None)."""
 
 
 @dataclass(frozen=True)
@@ -106,9 +110,11 @@ class Reply:
     refusal: bool = False
     """The model declines: K3.1 Messages `stop_reason` "refusal" (000's enum)."""
     finish: str | None = None
-    """Set by the gateway when the request cut the reply: "max_tokens" or "stop_sequence"."""
+    """"max_tokens" (scripted as truncated, or cut by the request's cap) or "stop_sequence"."""
     stop_sequence: str | None = None
     """The stop sequence that cut the reply (with `finish="stop_sequence"`)."""
+    same_round: bool = False
+    """Chat Completions: the reply's calls join the `$web_search` round before it."""
 
 
 @dataclass(frozen=True)

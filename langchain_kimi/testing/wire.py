@@ -75,7 +75,11 @@ def tool_input(call: ToolCall) -> Json | None:
 
 def openai_search_round(searches: Sequence[WebSearch], r: Rendering) -> tuple[Json, str, Usage]:
     """One `$web_search` round: an assistant turn with one `builtin_function` call a search."""
-    reasoning = " ".join(f"I should search the web for {s.query}." for s in searches)
+    reasoning = " ".join(
+        s.reasoning if s.reasoning is not None else f"I should search the web for {s.query}."
+        for s in searches
+        if s.reasoning != ""
+    )
     calls = []
     for search in searches:
         call_id = r.new_call_id()
@@ -87,7 +91,7 @@ def openai_search_round(searches: Sequence[WebSearch], r: Rendering) -> tuple[Js
         "reasoning_content": reasoning,
         "tool_calls": calls,
     }
-    usage = Usage.of(None, prompt=r.prompt_chars, text="", reasoning=reasoning)
+    usage = Usage.of(searches[0].usage, prompt=r.prompt_chars, text="", reasoning=reasoning)
     return message, "tool_calls", usage
 
 
@@ -95,13 +99,14 @@ def openai_message(step: Reply | WebSearch, r: Rendering) -> tuple[Json, str, Us
     """(assistant message, finish_reason, usage) of one Chat Completions round."""
     if isinstance(step, WebSearch):
         return openai_search_round([step], r)
-    message = {
+    message: Json = {
         "role": "assistant",
         "content": step.text if step.text or not step.tool_calls else None,
         "reasoning_content": step.reasoning,
     }
-    if step.tool_calls:
-        message["tool_calls"] = [
+    searches = openai_search_round(step.searches, r)[0]["tool_calls"] if step.searches else []
+    if step.tool_calls or searches:
+        message["tool_calls"] = searches + [
             {
                 "id": r.new_call_id(),
                 "type": "function",
@@ -109,7 +114,7 @@ def openai_message(step: Reply | WebSearch, r: Rendering) -> tuple[Json, str, Us
             }
             for c in step.tool_calls
         ]
-    finish = "tool_calls" if step.tool_calls else "stop"
+    finish = "tool_calls" if step.tool_calls or searches else "stop"
     if step.finish == "max_tokens":
         finish = "length"  # 004's finish_reason enum: stop, length, tool_calls
     return message, finish, _usage(step, r, step.text, step.reasoning)
