@@ -79,3 +79,15 @@ def _problems(validator: Any, body: Any) -> list[str]:
 def _short(text: str, limit: int = 300) -> str:
     """jsonschema quotes the offending value whole: a long message would bury the reason."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
+    """Why `value` breaks `schema` (a request's own output schema); None when it does not, or
+    when the schema itself is not one jsonschema can read."""
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as error:
+        return _short(error.message, 120)
+    except jsonschema.SchemaError:
+        return None
+    return None

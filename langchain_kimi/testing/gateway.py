@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from langchain_kimi.testing import cutting, documents, possible, prose, rules, wire
+from langchain_kimi.testing import cutting, possible, refusals, rules, wire
 from langchain_kimi.testing.assumptions import Assumed, Use
 from langchain_kimi.testing.binding import (
     AmbiguousStepError,
@@ -51,7 +51,6 @@ FAKE_KEY = "fake-kimi-gateway-key"
 FALLBACK_HOST = "api.evolink.ai"
 """004 / 000: `https://api.evolink.ai` "sirve como dirección de respaldo para los modelos de
 texto" (serves as the fallback address for the text models): served only when a test asks."""
-_PATHS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
 __all__ = ["FAKE_KEY", "FALLBACK_HOST", "FakeKimiGateway", "ScriptError"]
 
 
@@ -275,7 +274,7 @@ class FakeKimiGateway:
         number = len(self.requests) + 1
         request_id = f"req_fake_{number:04d}"
         path = request.url.path
-        protocol = _PATHS.get(path, "openai")
+        protocol = refusals.PATHS.get(path, "openai")
         try:
             body = json.loads(request.content)
         except ValueError:
@@ -289,36 +288,16 @@ class FakeKimiGateway:
                 "5xx moved the call there); the fake serves it only when asked: "
                 "gw.chat_model(fallback=True), or fallback_base_url=None on your model"
             )
-        refusal = self._refusal(request, body, protocol, number)
+        judged = rules.Judged(self._assumed, number, self.unverified)
+        refusal = refusals.refusal(request, body, protocol, self._issued, judged)
         if refusal is not None:
+            if refusal.status == 400:
+                self.refusals.append(refusal.message)
             return self._error(refusal, protocol, request_id)
         step = self._next_step(protocol, body, f"request #{number} (POST {path})")
         if isinstance(step, Error):
             return self._error(step, protocol, request_id)
         return self._reply(step, protocol, body, request_id)
-
-    def _refusal(
-        self, request: httpx.Request, body: Any, protocol: str, number: int
-    ) -> Error | None:
-        """What the service would answer instead of a reply: 404, 401, or 400 with the reason."""
-        path = request.url.path
-        if path not in _PATHS:
-            return Error(404, f"no route for POST {path}", "not_found_error", None, None)
-        scheme, _, token = request.headers.get("authorization", "").strip().partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            # 000 / 001 / 004 `bearerAuth`: "Authorization: Bearer YOUR_API_KEY".
-            return Error(401, "missing API key", "authentication_error", None, None)
-        found = documents.request_problems(body, protocol)
-        if not found:
-            judged = rules.Judged(self._assumed, number, self.unverified)
-            found = prose.documented(body, protocol)
-            found += rules.problems(body, protocol, self._issued, judged)
-            found += prose.assumed(body, protocol, request.headers, self._assumed, number)
-        if not found:
-            return None
-        message = "; ".join(found)
-        self.refusals.append(message)
-        return Error(400, message, "invalid_request_error", "invalid_request", None)
 
     def _take(self, body: Any, where: str) -> Scripted:
         try:
@@ -346,7 +325,7 @@ class FakeKimiGateway:
             return step
         searches: list[WebSearch] = []
         while isinstance(step, WebSearch):
-            if not _declares_web_search(body):
+            if not possible.declares_web_search(body):
                 raise ScriptError(
                     f"FakeKimiGateway: {where}: the script's {scripted.describe()} is a web "
                     "search, but the request declares no web search tool "
@@ -438,13 +417,6 @@ class FakeKimiGateway:
         return httpx.Response(
             error.status, json=wire.error_body(error, protocol, request_id), headers=headers
         )
-
-
-def _declares_web_search(body: dict[str, Any]) -> bool:
-    return any(
-        isinstance(t, dict) and (t.get("type") == "web_search" or t.get("name") == "web_search")
-        for t in body.get("tools") or []
-    )
 
 
 def _sse(text: str, headers: dict[str, str]) -> httpx.Response:

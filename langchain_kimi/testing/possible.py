@@ -22,8 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]
-
+from langchain_kimi.testing.documents import schema_problem
 from langchain_kimi.testing.prose import declared_tools
 from langchain_kimi.testing.script import Reply, WebSearch
 from langchain_kimi.testing.wire import tool_input
@@ -97,13 +96,8 @@ def _format(step: Reply, body: dict[str, Any], protocol: str) -> str | None:
         value = json.loads(step.text)
     except ValueError:
         return f"answers {step.text[:60]!r}, not JSON, under a JSON response format"
-    try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError as error:
-        return f"answers JSON the request's schema refuses ({error.message[:120]})"
-    except jsonschema.SchemaError:
-        return None
-    return None
+    problem = schema_problem(value, schema)
+    return None if problem is None else f"answers JSON the request's schema refuses ({problem})"
 
 
 def _protocol_limits(step: Reply, body: dict[str, Any], protocol: str) -> str | None:
@@ -132,3 +126,11 @@ def _max_uses(body: dict[str, Any]) -> int | None:
             value = tool["max_uses"]
             return value if isinstance(value, int) else None
     return None
+
+
+def declares_web_search(body: dict[str, Any]) -> bool:
+    """Whether the request declares the built-in web search (either protocol's form)."""
+    return any(
+        isinstance(t, dict) and (t.get("type") == "web_search" or t.get("name") == "web_search")
+        for t in body.get("tools") or []
+    )
