@@ -253,3 +253,157 @@ def test_the_shape_of_a_foreign_signature(signature: str, verdict: str) -> None:
     response = post(gw, "anthropic", body)
     assert response.status_code == (200 if verdict == "unverified" else 400)
     assert gw.unverified == (["request #1 messages.1.content.0"] if verdict == "unverified" else [])
+
+
+def test_the_signature_is_a_fixed_function_of_the_text() -> None:
+    """Reproducible across gateways and runs (a history recorded on one fake replays on another)."""
+    from langchain_kimi.testing.rules import sign
+
+    assert (
+        sign("x")
+        == "EgxmYWtlLWtpbWktZ3eD2/GqjkTjB+9LHGgn4tGwm20ctHepxiS74TUtxCnt9IPb8aqOROMH70scaCfi0bA="
+    )
+
+
+def test_a_chat_history_ending_on_an_unanswered_tool_call_turn() -> None:
+    body = _chat(
+        Q,
+        {
+            "role": "assistant",
+            "content": None,
+            "reasoning_content": "r",
+            "tool_calls": [_call("c1")],
+        },
+    )
+    assert error_message(post(FakeKimiGateway(), "openai", body)) == (
+        "messages[1]: an assistant message with tool_calls must be followed by tool messages "
+        "answering each tool_call_id; not answered: ['c1']"
+    )
+
+
+def test_problems_of_two_tool_turns_are_all_kept() -> None:
+    body = _chat(
+        Q,
+        {"role": "assistant", "content": None, "tool_calls": [_call("c1")]},
+        {"role": "user", "content": "n"},
+        {"role": "assistant", "content": None, "tool_calls": [_call("c2")]},
+        {"role": "tool", "tool_call_id": "c2", "content": "x"},
+    )
+    assert error_message(post(FakeKimiGateway(), "openai", body)) == (
+        f"{MISSING}; messages[1]: an assistant message with tool_calls must be followed by tool "
+        "messages answering each tool_call_id; not answered: ['c1']; thinking is enabled but "
+        "reasoning_content is missing in assistant tool call message at index 3"
+    )
+
+
+def test_a_search_answer_refusal_keeps_the_problems_before_it() -> None:
+    search = {
+        "id": "s1",
+        "type": "builtin_function",
+        "function": {"name": "$web_search", "arguments": "{}"},
+    }
+    body = {
+        **_chat(
+            Q,
+            {"role": "assistant", "content": None, "tool_calls": [_call("c1")]},
+            {"role": "tool", "tool_call_id": "c1", "content": "x"},
+            {
+                "role": "assistant",
+                "content": None,
+                "reasoning_content": "r",
+                "tool_calls": [search],
+            },
+            {"role": "tool", "tool_call_id": "s1", "content": "other"},
+        ),
+        "tools": [*TOOLS_CHAT, {"type": "web_search"}],
+    }
+    message = error_message(
+        post(FakeKimiGateway(assume={"web-search-limit-answer": "strict"}), "openai", body)
+    )
+    assert message.startswith(MISSING + "; messages[4]: a $web_search call answered")
+
+
+def test_two_bad_thinking_blocks_in_one_turn_are_both_named() -> None:
+    bad = {"type": "thinking", "thinking": "t", "signature": "short"}
+    body = _messages(
+        Q,
+        {
+            "role": "assistant",
+            "content": [bad, {**bad, "thinking": "u"}, {"type": "text", "text": "a"}],
+        },
+        {"role": "user", "content": "c"},
+    )
+    invalid = "Invalid `signature` in `thinking` block (thinking must be sent back unchanged with its signature)"
+    assert error_message(post(FakeKimiGateway(), "anthropic", body)) == (
+        f"messages.1.content.0: {invalid}; messages.1.content.1: {invalid}"
+    )
+
+
+def test_an_issued_turn_with_the_placeholder_text_is_not_foreign() -> None:
+    """A turn the gateway issued is judged as issued, whatever its reasoning says."""
+    gw = FakeKimiGateway(assume={"chat-tool-turn-reasoning": "strict"})
+    gw.add_reply(
+        reasoning="(reasoning not available)", tool_calls=[{"name": "get_weather", "args": {}}]
+    )
+    gw.add_reply(text="ok")
+    issued = post(gw, "openai", {**user("q"), "tools": TOOLS_CHAT}).json()["choices"][0]["message"]
+    body = _chat(
+        Q, issued, {"role": "tool", "tool_call_id": issued["tool_calls"][0]["id"], "content": "x"}
+    )
+    assert post(gw, "openai", body).status_code == 200
+
+
+def test_a_foreign_turn_with_a_signed_thinking_block_is_no_placeholder() -> None:
+    signed = {"type": "thinking", "thinking": "t", "signature": "A" * 40}
+    body = _messages(
+        Q,
+        {"role": "assistant", "content": [signed, _use("t1")]},
+        {"role": "user", "content": [_result("t1")]},
+    )
+    gw = FakeKimiGateway(assume={"messages-tool-turn-thinking": "strict"}).add_reply(text="ok")
+    assert post(gw, "anthropic", body).status_code == 200
+    placeholder = _messages(
+        Q,
+        {"role": "assistant", "content": [PLACEHOLDER, _use("t1")]},
+        {"role": "user", "content": [_result("t1")]},
+    )
+    assert post(gw, "anthropic", placeholder).status_code == 400
+    use = next(u for u in gw.assumed if u.question == "messages-tool-turn-thinking")
+    assert (use.request, use.outcome) == (2, "refused")
+
+
+def test_the_dropped_thinking_wording() -> None:
+    gw = FakeKimiGateway().add_reply(
+        reasoning="r", tool_calls=[{"name": "get_weather", "args": {}}]
+    )
+    content = post(
+        gw, "anthropic", {**user("q", protocol="anthropic"), "tools": TOOLS_MESSAGES}
+    ).json()["content"]
+    body = _messages(
+        Q,
+        {"role": "assistant", "content": content[1:]},
+        {"role": "user", "content": [_result(content[1]["id"])]},
+    )
+    assert error_message(post(gw, "anthropic", body)) == (
+        "messages.1: the signed thinking block issued with this turn's tool_use was dropped or "
+        "replaced (it must be sent back unchanged)"
+    )
+
+
+def test_rules_called_without_a_judgement_use_the_defaults() -> None:
+    from langchain_kimi.testing import rules
+
+    body = _messages(
+        Q,
+        {"role": "assistant", "content": [PLACEHOLDER, _use("t1")]},
+        {"role": "user", "content": [_result("t1")]},
+    )
+    assert rules.problems(body, "anthropic", rules.Issued()) == []
+
+
+def test_a_tool_result_after_a_user_message_answers_nothing() -> None:
+    body = _messages(Q, {"role": "user", "content": [_result("t9")]})
+    assert error_message(post(FakeKimiGateway(), "anthropic", body)) == (
+        "messages.1: unexpected tool_use_id found in tool_result blocks: ['t9']. Each tool_result "
+        "block must have a corresponding tool_use block in the previous message."
+    )
