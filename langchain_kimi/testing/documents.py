@@ -30,6 +30,7 @@ _DOCUMENTS = {
     ("openai", "k3"): "chat-completions.all-models.yaml",
 }
 _REQUEST_SCHEMAS = {"anthropic": "CreateMessageRequest", "openai": "ChatCompletionRequest"}
+_RESPONSE_SCHEMAS = {"anthropic": "MessageResponse", "openai": "ChatCompletionResponse"}
 
 
 def spec_dir() -> Path:
@@ -45,19 +46,30 @@ def _document(filename: str) -> dict[str, Any]:
 
 
 @cache
-def _validator(protocol: str, family: str) -> Any:
+def _validator(protocol: str, family: str, kind: str = "request") -> Any:
     filename = _DOCUMENTS[(protocol, family)]
     uri = f"urn:kimi:{filename}"
     resource = Resource.from_contents(_document(filename), default_specification=DRAFT202012)
     registry: Registry[Any] = Registry().with_resource(uri, resource)
-    schema = {"$ref": f"{uri}#/components/schemas/{_REQUEST_SCHEMAS[protocol]}"}
+    names = _REQUEST_SCHEMAS if kind == "request" else _RESPONSE_SCHEMAS
+    schema = {"$ref": f"{uri}#/components/schemas/{names[protocol]}"}
     return jsonschema.Draft202012Validator(schema, registry=registry)
 
 
 def request_problems(body: Any, protocol: str) -> list[str]:
     """Where `body` breaks the request schema of its model x protocol ([] when it does not)."""
     family = "k3" if isinstance(body, dict) and body.get("model") == "kimi-k3" else "k3.1"
-    errors = sorted(_validator(protocol, family).iter_errors(body), key=lambda e: list(e.path))
+    return _problems(_validator(protocol, family), body)
+
+
+def response_problems(body: Any, protocol: str, model: str) -> list[str]:
+    """Where a JSON reply breaks the response schema (`MessageResponse`,
+    `ChatCompletionResponse`) of `model` x `protocol` ([] when it does not)."""
+    return _problems(_validator(protocol, "k3" if model == "kimi-k3" else "k3.1", "response"), body)
+
+
+def _problems(validator: Any, body: Any) -> list[str]:
+    errors = sorted(validator.iter_errors(body), key=lambda e: list(e.path))
     return [
         f"{'/'.join(map(str, e.absolute_path)) or '(body)'}: {_short(e.message)}"
         for e in errors[:5]
@@ -67,3 +79,15 @@ def request_problems(body: Any, protocol: str) -> list[str]:
 def _short(text: str, limit: int = 300) -> str:
     """jsonschema quotes the offending value whole: a long message would bury the reason."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
+    """Why `value` breaks `schema` (a request's own output schema); None when it does not, or
+    when the schema itself is not one jsonschema can read."""
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as error:
+        return _short(error.message, 120)
+    except jsonschema.SchemaError:
+        return None
+    return None

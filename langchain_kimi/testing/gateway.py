@@ -2,29 +2,40 @@
 
 It is an `httpx.MockTransport` handed to `ChatKimi` through `http_client` / `http_async_client`,
 so every path of the real client runs (request building, the connection pool, retries, the SSE
-reader, reply parsing); only the sockets are missing. Each request is checked the way the
-service checks it (the published request schemas, the multi-turn rules) before the script's next
-step answers it.
+reader, reply parsing); only the sockets are missing. Each request is checked against what the
+documents state (the published request schemas, their prose, the multi-turn rules) and against
+the table of assumptions where they leave it open (`assumptions.py`), before the script's step
+answers it; a step the request makes impossible is a `ScriptError`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
 import threading
-from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from langchain_kimi.testing import documents, rules, wire
+from langchain_kimi.testing import cutting, possible, refusals, rules, wire
+from langchain_kimi.testing.assumptions import Assumed, Use
+from langchain_kimi.testing.binding import (
+    AmbiguousStepError,
+    Calls,
+    CallTracker,
+    Script,
+    Scripted,
+    When,
+    last_user_text,
+)
 from langchain_kimi.testing.script import (
     DEFAULT_REASONING,
     Error,
     Reply,
-    Step,
+    ScriptError,
     Usage,
     WebSearch,
     error_type_for,
@@ -37,12 +48,10 @@ if TYPE_CHECKING:
 
 FAKE_KEY = "fake-kimi-gateway-key"
 """The key `chat_model` passes: a key must be sent, as to the service; never a real one."""
-_PATHS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
-
-
-class ScriptError(AssertionError):
-    """The script cannot answer a request: no step left, or a web search the request did not
-    declare the tool for. It fails the test (it is an `AssertionError`) with what to change."""
+FALLBACK_HOST = "api.evolink.ai"
+"""004 / 000: `https://api.evolink.ai` "sirve como dirección de respaldo para los modelos de
+texto" (serves as the fallback address for the text models): served only when a test asks."""
+__all__ = ["FAKE_KEY", "FALLBACK_HOST", "FakeKimiGateway", "ScriptError"]
 
 
 class FakeKimiGateway:
@@ -56,15 +65,19 @@ class FakeKimiGateway:
     gw.requests  # the JSON bodies sent, in order
     ```
 
-    Steps are served in order, each to one request, as JSON or as an event stream (whichever the
-    request asks for), on either protocol. A request the service would refuse (not valid for the
-    published request schema, reasoning or a signature changed, a tool result that answers no
-    tool call, a tool call left unanswered) gets the gateway's 400 error body instead, without
-    using a step; `refusals` lists why.
+    Steps are served in order, each to one request (or to the request they are bound to with
+    `when=`), as JSON or as an event stream, on either protocol. A request the documents say the
+    service refuses (see docs/without-a-key.md) gets the gateway's 400 error body instead,
+    without using a step; `refusals` lists why. `assume` picks, per open question of
+    `tools/live/questions.py`, `"strict"` (refuse) or `"lenient"` (accept) where the documents
+    leave it open; `assumed` records each point that rested on one.
     """
 
-    def __init__(self) -> None:
-        self._steps: deque[Step] = deque()
+    def __init__(self, *, assume: Mapping[str, str] | None = None) -> None:
+        self._assumed = Assumed(assume)
+        self._calls = Calls()
+        self._script = Script(self._calls)
+        self._tracker = CallTracker(self._calls, self._peek_unbound)
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._issued = rules.Issued()
@@ -72,12 +85,23 @@ class FakeKimiGateway:
         """The JSON body of every request received, in order (refused ones included)."""
         self.paths: list[str] = []
         """The URL path of every request received, in order."""
+        self.hosts: list[str] = []
+        """The host every request was sent to, in order (`api.evolink.ai`: the fallback)."""
         self.refusals: list[str] = []
         """Why each refused request was refused (the 400 error message), in order."""
+        self.unverified: list[str] = []
+        """Where a well-formed thinking signature this gateway did not issue was accepted
+        unverified (`request #N messages.i.content.j`): the fake cannot check the service's."""
         self.transport = httpx.MockTransport(self._handle)
         """The gateway as an httpx transport: `httpx.Client(transport=gw.transport)` talks to it
         (what `chat_model` does), for code that builds its own clients."""
         self._clients: tuple[httpx.Client, httpx.AsyncClient] | None = None
+        self._fallback_hosts: set[str] = set()
+
+    @property
+    def assumed(self) -> list[Use]:
+        """Every acceptance, refusal or rendering that rested on an assumption, in order."""
+        return list(self._assumed.uses)
 
     # -- the script -------------------------------------------------------------------------
 
@@ -88,30 +112,76 @@ class FakeKimiGateway:
         reasoning: str | None = None,
         tool_calls: Sequence[Mapping[str, Any]] | None = None,
         usage: Mapping[str, int] | None = None,
+        refusal: bool = False,
+        truncated: bool = False,
+        same_round: bool = False,
+        when: When = None,
     ) -> FakeKimiGateway:
         """The next reply: answer `text`, after `reasoning` (a default when None: reasoning is
-        always on), calling `tool_calls` (`[{"name": ..., "args": {...}}]`, ids are issued by
-        the gateway). `usage` as LangChain reports it (`input_tokens` is all input;
-        `output_tokens`, `reasoning_tokens`, `cache_read`, `cache_write`); estimated when None.
+        always on), calling `tool_calls` (`[{"name": ..., "args": {...}}]`, or `"arguments"`:
+        the raw string the model wrote, malformed JSON allowed; ids are issued by the gateway).
+        `usage` as LangChain reports it (`input_tokens` is all input; `output_tokens`,
+        `reasoning_tokens`, `cache_read`, `cache_write`, `cache_write_1h` the part of the
+        writes with the 1h TTL); estimated when None. `refusal`: the model declines (K3.1
+        Messages `stop_reason` "refusal"). `truncated`: the reply stopped at the output limit
+        (`max_tokens` / `length`; 004: the limit is "limitado también por el contexto
+        restante", so below the request's cap too). `same_round` (Chat Completions): the
+        reply's tool calls join the `$web_search` round before it (one assistant turn).
+        `when`: the request this step answers (the text of its last user message, or a
+        predicate on its JSON body), whatever the order.
         Returns the gateway, so calls chain."""
+        calls = tool_calls_of(tool_calls)
         if usage is not None:
             Usage.of(usage, prompt=0, text=text, reasoning=reasoning or "")  # refuse bad keys now
+        if reasoning == "" and calls:
+            raise ValueError(
+                "add_reply: a tool-call turn carries its reasoning (the service refuses its "
+                "replay without: reasoning_content is missing in assistant tool call message); "
+                "give reasoning=None (a default) or a text"
+            )
+        if refusal and calls:
+            raise ValueError("add_reply: a refusal calls no tool")
         reply = Reply(
             text=text,
             reasoning=DEFAULT_REASONING if reasoning is None else reasoning,
-            tool_calls=tool_calls_of(tool_calls),
+            tool_calls=calls,
             usage=dict(usage) if usage is not None else None,
+            refusal=refusal,
+            finish="max_tokens" if truncated else None,
+            same_round=same_round,
         )
-        return self._add(reply)
+        return self._add(reply, when)
 
     def add_web_search(
-        self, query: str, *, results: Sequence[Mapping[str, str]] | None = None
+        self,
+        query: str,
+        *,
+        results: Sequence[Mapping[str, str]] | None = None,
+        same_round: bool = False,
+        error_code: str | None = None,
+        reasoning: str | None = None,
+        usage: Mapping[str, int] | None = None,
+        when: When = None,
     ) -> FakeKimiGateway:
         """A built-in web search the model runs before the next reply (the request must declare
         the web search tool). Chat Completions: one `$web_search` round (ChatKimi sends the
         documented answer and asks again); Messages: `server_tool_use` and
-        `web_search_tool_result` blocks inside the next reply. `results`: `[{"title", "url"}]`."""
-        return self._add(WebSearch(query, search_results(query, results)))
+        `web_search_tool_result` blocks inside the next reply. `results`: `[{"title", "url"}]`.
+        `same_round`: a further `$web_search` call in the previous search's round.
+        `error_code` (Messages only): the search fails with a `web_search_tool_result_error`.
+        `reasoning` / `usage`: the Chat Completions round's own (the first search's counts for
+        a round of several)."""
+        if usage is not None:
+            Usage.of(usage, prompt=0, text="", reasoning=reasoning or "")  # refuse bad keys now
+        search = WebSearch(
+            query,
+            search_results(query, results),
+            same_round,
+            error_code,
+            reasoning,
+            dict(usage) if usage is not None else None,
+        )
+        return self._add(search, when)
 
     def add_error(
         self,
@@ -122,6 +192,7 @@ class FakeKimiGateway:
         code: str | None = None,
         retry_after: float | None = None,
         headers: Mapping[str, str] | None = None,
+        when: When = None,
     ) -> FakeKimiGateway:
         """The next request fails with HTTP `status` and the protocol's documented error body.
         `retry_after` (seconds) is sent as `Retry-After` and `retry-after-ms`."""
@@ -135,37 +206,53 @@ class FakeKimiGateway:
             retry_after=retry_after,
             headers=dict(headers or {}),
         )
-        return self._add(error)
+        return self._add(error, when)
 
-    def _add(self, step: Step) -> FakeKimiGateway:
+    def _add(self, step: Reply | WebSearch | Error, when: When) -> FakeKimiGateway:
+        if when is not None and not (callable(when) or isinstance(when, str)):
+            raise ValueError(f"when: the last user message's text or a predicate, got {when!r}")
         with self._lock:
-            self._steps.append(step)
+            self._script.add(step, when)
         return self
+
+    def _peek_unbound(self) -> Scripted | None:
+        with self._lock:
+            return self._script.peek_unbound()
 
     @property
     def remaining(self) -> int:
         """How many scripted steps no request has used yet."""
-        return len(self._steps)
+        return len(self._script)
 
     # -- models -----------------------------------------------------------------------------
 
-    def chat_model(self, **fields: Any) -> ChatKimi:
+    def chat_model(self, *, fallback: bool = False, **fields: Any) -> ChatKimi:
         """A `ChatKimi` talking to this gateway; any ChatKimi field may be given.
 
-        Defaults: a placeholder key, and `max_retries=0` so that each scripted error reaches
-        your code at once (pass `max_retries` to exercise retries: they wait out `Retry-After`
-        and the back-off as in production). Every model of one gateway shares its clients, so
-        they share one connection pool, as models with the same settings do in production."""
+        Defaults: a placeholder key, `max_retries=0` and no fallback base URL, so that each
+        scripted error reaches your code at once. Pass `max_retries` to exercise retries (they
+        wait out `Retry-After` and the back-off as in production: `max_retries=2` is three
+        attempts, each taking a step), and `fallback=True` (the documented fallback
+        `https://api.evolink.ai`) or `fallback_base_url=` to let a 5xx move the call there: the
+        gateway then serves that host too. Every model of one gateway shares its clients, so
+        they share one connection pool, as models with the same settings do in production.
+        Each model reports its calls' start and end to the gateway (a callback), which is how
+        an unbound step taken while calls overlap is caught."""
         from langchain_kimi import ChatKimi
 
         sync_client, async_client = self._http_clients()
         settings: dict[str, Any] = {
             "api_key": FAKE_KEY,
             "max_retries": 0,
+            "fallback_base_url": f"https://{FALLBACK_HOST}" if fallback else None,
             "http_client": sync_client,
             "http_async_client": async_client,
             **fields,
         }
+        settings["callbacks"] = [*(settings.get("callbacks") or []), self._tracker]
+        if settings["fallback_base_url"]:
+            with self._lock:
+                self._fallback_hosts.add(httpx.URL(settings["fallback_base_url"]).host)
         return ChatKimi(**settings)
 
     def _http_clients(self) -> tuple[httpx.Client, httpx.AsyncClient]:
@@ -184,69 +271,111 @@ class FakeKimiGateway:
             return self._serve(request)
 
     def _serve(self, request: httpx.Request) -> httpx.Response:
-        request_id = f"req_fake_{len(self.requests) + 1:04d}"
+        number = len(self.requests) + 1
+        request_id = f"req_fake_{number:04d}"
         path = request.url.path
-        protocol = _PATHS.get(path, "openai")
+        protocol = refusals.PATHS.get(path, "openai")
         try:
             body = json.loads(request.content)
         except ValueError:
             body = None
         self.requests.append(body)
         self.paths.append(path)
-        refusal = self._refusal(request, body, protocol)
+        self.hosts.append(request.url.host)
+        if request.url.host == FALLBACK_HOST and FALLBACK_HOST not in self._fallback_hosts:
+            raise ScriptError(
+                f"FakeKimiGateway: request #{number} went to the fallback {FALLBACK_HOST} (a "
+                "5xx moved the call there); the fake serves it only when asked: "
+                "gw.chat_model(fallback=True), or fallback_base_url=None on your model"
+            )
+        judged = rules.Judged(self._assumed, number, self.unverified)
+        refusal = refusals.refusal(request, body, protocol, self._issued, judged)
         if refusal is not None:
+            if refusal.status == 400:
+                self.refusals.append(refusal.message)
             return self._error(refusal, protocol, request_id)
-        step = self._next_step(protocol, body, path)
+        step = self._next_step(protocol, body, f"request #{number} (POST {path})")
         if isinstance(step, Error):
             return self._error(step, protocol, request_id)
         return self._reply(step, protocol, body, request_id)
 
-    def _refusal(self, request: httpx.Request, body: Any, protocol: str) -> Error | None:
-        """What the service would answer instead of a reply: 404, 401, or 400 with the reason."""
-        path = request.url.path
-        if path not in _PATHS:
-            return Error(404, f"no route for POST {path}", "not_found_error", None, None)
-        if not request.headers.get("authorization", "").removeprefix("Bearer ").strip():
-            return Error(401, "missing API key", "authentication_error", None, None)
-        found = documents.request_problems(body, protocol)
-        if not found:
-            found = rules.problems(body, protocol, self._issued)
-        if not found:
-            return None
-        message = "; ".join(found)
-        self.refusals.append(message)
-        return Error(400, message, "invalid_request_error", "invalid_request", None)
+    def _take(self, body: Any, where: str) -> Scripted:
+        try:
+            scripted = self._script.take(body)
+        except AmbiguousStepError as exc:
+            raise ScriptError(
+                f"FakeKimiGateway: {where}: {exc}; bind each step to its request with "
+                "when= (the last user message's text, or a predicate on the request body)"
+            ) from None
+        if scripted is None:
+            raise ScriptError(
+                f"FakeKimiGateway: {where} arrived but the script has no step left for it "
+                f"(last user message {last_user_text(body)!r}); add one with gw.add_reply(...)"
+            )
+        return scripted
 
     def _next_step(
-        self, protocol: str, body: dict[str, Any], path: str
-    ) -> Reply | WebSearch | Error:
-        if not self._steps:
-            msg = (
-                f"FakeKimiGateway: request #{len(self.requests)} (POST {path}) arrived but the "
-                "script has no step left; add one with gw.add_reply(...)"
-            )
-            raise ScriptError(msg)
-        step = self._steps.popleft()
+        self, protocol: str, body: dict[str, Any], where: str
+    ) -> Reply | tuple[WebSearch, ...] | Error:
+        """The step answering `body`: a reply (on Messages with the searches before it), a Chat
+        Completions `$web_search` round (its searches), or an error."""
+        scripted = self._take(body, where)
+        step = scripted.step
         if isinstance(step, Error):
             return step
         searches: list[WebSearch] = []
-        if isinstance(step, WebSearch) and not _declares_web_search(body):
-            raise ScriptError(
-                "FakeKimiGateway: the script's next step is a web search, but the request "
-                "declares no web search tool (bind_tools(['web_search']))"
+        while isinstance(step, WebSearch):
+            if not possible.declares_web_search(body):
+                raise ScriptError(
+                    f"FakeKimiGateway: {where}: the script's {scripted.describe()} is a web "
+                    "search, but the request declares no web search tool "
+                    "(bind_tools(['web_search']))"
+                )
+            searches.append(step)
+            following = self._script.following(scripted, body)
+            joins = following is not None and getattr(following.step, "same_round", False)
+            if protocol == "openai" and not joins:
+                return self._possible(scripted, tuple(searches), body, protocol, where)
+            if following is None or isinstance(following.step, Error):
+                raise ScriptError(
+                    f"FakeKimiGateway: {where}: a web search must be followed by a reply"
+                )
+            self._script.remove(following)
+            scripted, step = following, following.step
+        reply = dataclasses.replace(step, searches=tuple(searches))
+        return self._possible(scripted, reply, body, protocol, where)
+
+    def _possible(
+        self,
+        scripted: Scripted,
+        step: Reply | tuple[WebSearch, ...],
+        body: dict[str, Any],
+        protocol: str,
+        where: str,
+    ) -> Reply | tuple[WebSearch, ...]:
+        cut = step if isinstance(step, tuple) else cutting.cut(step, body, protocol)
+        for each in cut if isinstance(cut, tuple) else (cut,):
+            found = possible.problem(each, body, protocol)
+            if found is not None:
+                raise ScriptError(
+                    f"FakeKimiGateway: {scripted.describe()} answering {where}: {found}"
+                )
+        if isinstance(cut, tuple):
+            return cut
+        if cut.finish == "stop_sequence":
+            self._assumed.served(
+                "stop-sequence-reason",
+                len(self.requests),
+                f"a reply cut at the stop sequence {cut.stop_sequence!r}",
             )
-        if protocol == "anthropic":  # searches run inside the next reply
-            while isinstance(step, WebSearch):
-                searches.append(step)
-                if not self._steps or not isinstance(self._steps[0], Reply | WebSearch):
-                    raise ScriptError("FakeKimiGateway: a web search must be followed by a reply")
-                step = self._steps.popleft()
-            assert isinstance(step, Reply)
-            return Reply(step.text, step.reasoning, step.tool_calls, step.usage, tuple(searches))
-        return step
+        return cut
 
     def _reply(
-        self, step: Reply | WebSearch, protocol: str, body: dict[str, Any], request_id: str
+        self,
+        step: Reply | tuple[WebSearch, ...],
+        protocol: str,
+        body: dict[str, Any],
+        request_id: str,
     ) -> httpx.Response:
         rendering = wire.Rendering(
             model=str(body.get("model")),
@@ -256,17 +385,23 @@ class FakeKimiGateway:
             ),
             sign=rules.sign,
             prompt_chars=len(json.dumps(body.get("messages"))),
+            stop_sequence_reason=(
+                "end_turn" if self._assumed.strict("stop-sequence-reason") else "stop_sequence"
+            ),
         )
         stream = bool(body.get("stream"))
         headers = {"x-request-id": request_id}
-        if protocol == "anthropic":
-            assert isinstance(step, Reply)
+        if isinstance(step, tuple):
+            assistant, finish, usage = wire.openai_search_round(step, rendering)
+        elif protocol == "anthropic":
             message = wire.anthropic_json(step, rendering)
             self._issued.remember_anthropic(message["content"])
             if stream:
-                return _sse(wire.anthropic_sse(message), headers)
+                raw = wire.raw_inputs(step, message["content"])
+                return _sse(wire.anthropic_sse(message, raw), headers)
             return httpx.Response(200, json=message, headers=headers)
-        assistant, finish, usage = wire.openai_message(step, rendering)
+        else:
+            assistant, finish, usage = wire.openai_message(step, rendering)
         self._issued.remember_openai(assistant)
         if stream:
             return _sse(wire.openai_sse(assistant, finish, usage, rendering), headers)
@@ -282,13 +417,6 @@ class FakeKimiGateway:
         return httpx.Response(
             error.status, json=wire.error_body(error, protocol, request_id), headers=headers
         )
-
-
-def _declares_web_search(body: dict[str, Any]) -> bool:
-    return any(
-        isinstance(t, dict) and (t.get("type") == "web_search" or t.get("name") == "web_search")
-        for t in body.get("tools") or []
-    )
 
 
 def _sse(text: str, headers: dict[str, str]) -> httpx.Response:

@@ -10,6 +10,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+
+class ScriptError(AssertionError):
+    """The script cannot answer a request: no step left, a step the request makes impossible
+    (it names both), or a step that calls in flight together could each take. It fails the
+    test (it is an `AssertionError`) with what to change."""
+
+
 DEFAULT_REASONING = "The user asked a question; I will answer it."
 """Every Kimi reply carries reasoning (it is always on): a reply scripted without one gets this."""
 
@@ -17,13 +24,16 @@ DEFAULT_REASONING = "The user asked a question; I will answer it."
 @dataclass(frozen=True)
 class Usage:
     """Token counts as LangChain reports them: `input_tokens` is ALL input (cache reads and
-    writes included), `output_tokens` includes the reasoning tokens."""
+    writes included), `output_tokens` includes the reasoning tokens. `cache_write_1h`: the part
+    of `cache_write` written with the 1h TTL (the rest is 5m; K3.1 Messages reports the split,
+    000 `cache_creation`)."""
 
     input_tokens: int
     output_tokens: int
     reasoning_tokens: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    cache_write_1h: int = 0
 
     @classmethod
     def of(
@@ -36,17 +46,29 @@ class Usage:
             "output_tokens": _estimate(text) + estimated_reasoning,
             "reasoning_tokens": estimated_reasoning,
         }
-        unknown = sorted(set(given or {}) - set(counts) - {"cache_read", "cache_write"})
+        unknown = sorted(set(given or {}) - set(counts) - set(_CACHE_KEYS))
         if unknown:
             msg = (
                 f"usage: unknown key(s) {unknown}; use input_tokens (all input), output_tokens "
-                "(reasoning included), reasoning_tokens, cache_read, cache_write"
+                "(reasoning included), reasoning_tokens, cache_read, cache_write, cache_write_1h"
             )
             raise ValueError(msg)
-        usage = cls(**{**counts, **(given or {})})
+        given = dict(given or {})
+        if "output_tokens" in given and "reasoning_tokens" not in given:
+            counts["reasoning_tokens"] = min(estimated_reasoning, given["output_tokens"])
+        usage = cls(**{**counts, **given})
         if usage.cache_read + usage.cache_write > usage.input_tokens:
             raise ValueError("usage: cache_read + cache_write must not exceed input_tokens")
+        if usage.reasoning_tokens > usage.output_tokens:
+            # 004 `reasoning_tokens`: "ya incluidos en completion_tokens" (already included in
+            # them); 000 `output_tokens`: "incluidos los tokens de thinking".
+            raise ValueError("usage: reasoning_tokens must not exceed output_tokens")
+        if usage.cache_write_1h > usage.cache_write:
+            raise ValueError("usage: cache_write_1h is a part of cache_write")
         return usage
+
+
+_CACHE_KEYS = ("cache_read", "cache_write", "cache_write_1h")
 
 
 def _estimate(text: str) -> int:
@@ -57,15 +79,25 @@ def _estimate(text: str) -> int:
 class ToolCall:
     name: str
     args: dict[str, Any]
+    arguments: str | None = None
+    """The raw arguments string as the model wrote it (malformed JSON allowed); None: `args`."""
 
 
 @dataclass(frozen=True)
 class WebSearch:
     """One built-in web search the model runs (a `$web_search` round on Chat Completions, a
-    `server_tool_use` with its `web_search_tool_result` on Messages)."""
+    `server_tool_use` with its `web_search_tool_result` on Messages). `same_round`: in the
+    round of the search before it (one assistant turn with several `$web_search` calls).
+    `error_code`: the search failed (Messages: a `web_search_tool_result_error` object)."""
 
     query: str
     results: tuple[dict[str, str], ...]
+    same_round: bool = False
+    error_code: str | None = None
+    reasoning: str | None = None
+    """Chat Completions: the round's reasoning_content (a default when None)."""
+    usage: Mapping[str, int] | None = None
+    """Chat Completions: the round's usage (estimated when None)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +107,14 @@ class Reply:
     tool_calls: tuple[ToolCall, ...]
     usage: Mapping[str, int] | None
     searches: tuple[WebSearch, ...] = ()
+    refusal: bool = False
+    """The model declines: K3.1 Messages `stop_reason` "refusal" (000's enum)."""
+    finish: str | None = None
+    """"max_tokens" (scripted as truncated, or cut by the request's cap) or "stop_sequence"."""
+    stop_sequence: str | None = None
+    """The stop sequence that cut the reply (with `finish="stop_sequence"`)."""
+    same_round: bool = False
+    """Chat Completions: the reply's calls join the `$web_search` round before it."""
 
 
 @dataclass(frozen=True)
@@ -109,11 +149,14 @@ def error_type_for(status: int) -> str:
 def tool_calls_of(calls: Sequence[Mapping[str, Any]] | None) -> tuple[ToolCall, ...]:
     out = []
     for call in calls or ():
-        name, args = call.get("name"), call.get("args", {})
+        name, args, raw = call.get("name"), call.get("args", {}), call.get("arguments")
         if not isinstance(name, str) or not name or not isinstance(args, dict):
             msg = f"tool_calls: each needs a 'name' (str) and 'args' (dict), got {call!r}"
             raise ValueError(msg)
-        out.append(ToolCall(name, dict(args)))
+        if raw is not None and (not isinstance(raw, str) or "args" in call):
+            msg = f"tool_calls: 'arguments' is the raw string, instead of 'args'; got {call!r}"
+            raise ValueError(msg)
+        out.append(ToolCall(name, dict(args), raw))
     return tuple(out)
 
 

@@ -633,6 +633,9 @@ def max_tokens_near_full_context(probe: Probe, exchanges: Sequence[Exchange]) ->
     )
 
 
+# Each id is also a row of `langchain_kimi/testing/assumptions.py` (the fake gateway's table of
+# assumptions, in this order; tests/unit_tests/testing/test_fake_assumptions.py keeps the two
+# equal): an answer from a live run is what flips that row's default.
 QUESTIONS: tuple[Question, ...] = (
     Question(
         "messages-stream-end",

@@ -95,6 +95,13 @@ def test_replies_and_streams_are_what_the_documents_publish(
     body: dict[str, Any] = {"model": model_name, "messages": [{"role": "user", "content": "Hi"}]}
     if protocol == "anthropic":
         body["max_tokens"] = 100
+    if tools:  # a call to an undeclared tool is a ScriptError (no service could send it)
+        parameters = {"type": "object", "properties": {"city": {"type": "string"}}}
+        body["tools"] = [
+            {"name": "get_weather", "input_schema": parameters}
+            if protocol == "anthropic"
+            else {"type": "function", "function": {"name": "get_weather", "parameters": parameters}}
+        ]
     headers = {"authorization": "Bearer k"}
     reply = client.post(f"https://gw.test{path}", json=body, headers=headers)
     assert reply.status_code == 200
@@ -363,11 +370,11 @@ def test_structured_output_is_scripted_as_its_json_or_its_tool_call(
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_concurrent_calls_each_take_one_step(protocol: str) -> None:
-    """`batch` sends from threads: each request takes the next step in arrival order."""
+    """`batch` sends from threads in any order: each step bound to its prompt answers it."""
     gw = FakeKimiGateway()
-    for answer in ("one", "two", "three", "four"):
-        gw.add_reply(text=answer)
+    for prompt, answer in zip("abcd", ("one", "two", "three", "four"), strict=True):
+        gw.add_reply(text=answer, when=prompt)
     replies = gw.chat_model(protocol=protocol).batch(["a", "b", "c", "d"])
-    assert sorted(r.content for r in replies) == ["four", "one", "three", "two"]
+    assert [r.content for r in replies] == ["one", "two", "three", "four"]
     assert len(gw.requests) == 4
     assert gw.remaining == 0
