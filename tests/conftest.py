@@ -1,7 +1,7 @@
 """Cassette replay (vcrpy through pytest-recording) and a placeholder environment.
 
 Cassettes live in the top-level ``cassettes/<test module without "test_">/<test name>.yaml`` in
-the readable "kimiyaml" format (``tests/support/cassette_format.py``). CI replays only (record mode
+the readable "kimiyaml" format (``tools/cassette_format.py``). CI replays only (record mode
 ``none``: a missing cassette or an unmatched request fails, nothing reaches the network).
 ``VCR_RECORD_MODE=rewrite EVOLINK_API_KEY=... pytest --force-enable-socket`` re-records (the
 settings and scrub hooks: ``tests/support/recording.py``).

@@ -183,6 +183,35 @@ ASSUMPTIONS: tuple[Assumption, ...] = (
         "accepted (as if clamped)",
         "lenient",
     ),
+    Assumption(
+        "messages-web-search-blocks",
+        "the order of a K3.1 Messages web search's blocks and the keys of its result items (000 "
+        "leaves the result objects open)",
+        "server_tool_use, then web_search_tool_result, then the text; result items with type, "
+        "title, url, encrypted_content and page_age (Anthropic's shape)",
+        "(not a choice)",
+        "strict",
+        choosable=False,
+    ),
+    Assumption(
+        "web-search-extra-keys",
+        "a web search tool with keys 000 does not name (e.g. allowed_domains): 000 names its keys "
+        "without closing the object",
+        "accepted and ignored, as the open schema allows (ChatKimi's bind_tools refuses such keys "
+        "before sending: its own choice, not the service's)",
+        "(not a choice)",
+        "strict",
+        choosable=False,
+    ),
+    Assumption(
+        "tool-call-ids",
+        "the form of the service's tool-call ids on each protocol (no document states it)",
+        "ids of the fake's own form (toolu_fake_NNNN, call_fake_NNNN); ChatKimi echoes any id "
+        "unchanged",
+        "(not a choice)",
+        "strict",
+        choosable=False,
+    ),
 )
 BY_QUESTION: dict[str, Assumption] = {row.question: row for row in ASSUMPTIONS}
 

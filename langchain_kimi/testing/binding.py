@@ -84,6 +84,10 @@ class Calls:
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     active: dict[uuid.UUID, Scripted | None] = field(default_factory=dict)
+    threads: dict[uuid.UUID, threading.Thread] = field(default_factory=dict)
+    """The thread each call in progress started on."""
+    last_unbound: tuple[threading.Thread, Scripted] | None = None
+    """The thread of the last call that took an unbound step, and the step."""
 
 
 class CallTracker(BaseCallbackHandler):
@@ -99,10 +103,15 @@ class CallTracker(BaseCallbackHandler):
     def on_chat_model_start(
         self, serialized: Any, messages: Any, *, run_id: uuid.UUID, **_: Any
     ) -> None:
+        here = threading.current_thread()
         with self._calls.lock:
             taken = [s for s in self._calls.active.values() if s is not None]
             self._calls.active[run_id] = None
+            self._calls.threads[run_id] = here
+            last = self._calls.last_unbound
         upcoming = self._next_unbound()
+        if last is not None and upcoming is not None and _rival_threads(here, last[0]):
+            self._refuse(run_id, upcoming, last[1], f"on thread {last[0].name}, which still runs")
         for scripted in taken:
             if upcoming is not None and upcoming.step != scripted.step:
                 with self._calls.lock:
@@ -115,15 +124,36 @@ class CallTracker(BaseCallbackHandler):
                     "with when= (the last user message's text, or a predicate on the body)"
                 )
 
+    def _refuse(self, run_id: uuid.UUID, upcoming: Scripted, taken: Scripted, where: str) -> None:
+        if upcoming.step == taken.step:
+            return
+        self._end(run_id)
+        raise AmbiguousStepError(
+            f"FakeKimiGateway: a call started on another thread than the call that took the "
+            f"unbound {taken.describe()} ({where}): calls on a pool of threads can come in "
+            f"either order, so which call takes {upcoming.describe()} depends on timing; bind "
+            "each step to its request with when= (the last user message's text, or a "
+            "predicate on the body)"
+        )
+
     def _end(self, run_id: uuid.UUID) -> None:
         with self._calls.lock:
             self._calls.active.pop(run_id, None)
+            self._calls.threads.pop(run_id, None)
 
     def on_llm_end(self, response: Any, *, run_id: uuid.UUID, **_: Any) -> None:
         self._end(run_id)
 
     def on_llm_error(self, error: BaseException, *, run_id: uuid.UUID, **_: Any) -> None:
         self._end(run_id)
+
+
+def _rival_threads(here: threading.Thread, there: threading.Thread) -> bool:
+    """Calls that never overlap can still come in either order: a worker pool (`batch`,
+    LangGraph `Send`) may run its second task before its first. Two live threads are rivals;
+    the main thread, waiting for its workers, is none, and neither is a thread that has ended."""
+    main = threading.main_thread()
+    return there is not here and there.is_alive() and main not in (here, there)
 
 
 class Script:
@@ -169,6 +199,7 @@ class Script:
             with self._calls.lock:
                 if active[0] in self._calls.active:
                     self._calls.active[active[0]] = chosen
+                    self._calls.last_unbound = (self._calls.threads[active[0]], chosen)
         return chosen
 
     def following(self, after: Scripted, body: Any) -> Scripted | None:

@@ -21,9 +21,9 @@ from langchain_core.messages import AIMessage
 
 from langchain_kimi.protocols import adapter
 from langchain_kimi.testing import FakeKimiGateway
-from tests.support import cassette_format
-from tests.support.paths import CASSETTE_ROOT
-from tests.support.sse_text import parse_sse
+from tools import cassette_format
+from tools.paths import CASSETTE_ROOT
+from tools.sse_text import parse_sse
 
 PROTOCOLS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
 

@@ -14,9 +14,9 @@ from langchain_core.messages import AIMessage
 
 from langchain_kimi.testing import FakeKimiGateway
 from langchain_kimi.testing.documents import response_problems
-from tests.support.schema_validation import validate_response
 from tests.unit_tests.testing import drift
 from tests.unit_tests.testing.raw import MESSAGES_HEADERS, post
+from tools.schema_validation import validate_response
 
 EXCHANGES = list(drift.exchanges())
 

@@ -189,3 +189,47 @@ def test_langgraph_send_fan_out_of_unbound_steps_in_flight_together_is_a_script_
 def test_when_must_be_text_or_a_predicate() -> None:
     with pytest.raises(ValueError, match="when"):
         FakeKimiGateway().add_reply(text="x", when=3)  # type: ignore[arg-type]
+
+
+def test_unbound_steps_asked_for_in_turn_by_two_live_threads_are_ambiguous() -> None:
+    """Calls that never overlap can still come in either order (a worker pool may run its second
+    task first): thread B calls and finishes, then thread A calls while B still runs. Which of
+    the two different answers each gets depends on timing, so A's call is a ScriptError."""
+    gw = FakeKimiGateway().add_reply(text="first").add_reply(text="second")
+    model = gw.chat_model()
+    b_done, a_done = threading.Event(), threading.Event()
+    outcomes: dict[str, object] = {}
+
+    def thread_b() -> None:
+        outcomes["b"] = model.invoke("B asks").content
+        b_done.set()
+        a_done.wait(10)  # still running while A asks
+
+    def thread_a() -> None:
+        b_done.wait(10)
+        try:
+            outcomes["a"] = model.invoke("A asks").content
+        except ScriptError as error:
+            outcomes["a"] = error
+        a_done.set()
+
+    threads = [threading.Thread(target=thread_b), threading.Thread(target=thread_a)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert outcomes["b"] == "first"
+    assert isinstance(outcomes["a"], ScriptError)
+    assert "depends on timing" in str(outcomes["a"])
+
+
+def test_the_same_threads_in_turn_after_the_first_ended_are_served_in_order() -> None:
+    """A thread that has ended is no rival: one call per thread, one thread after another."""
+    gw = FakeKimiGateway().add_reply(text="first").add_reply(text="second")
+    model = gw.chat_model()
+    answers: list[object] = []
+    for prompt in ("one", "two"):
+        thread = threading.Thread(target=lambda p=prompt: answers.append(model.invoke(p).content))
+        thread.start()
+        thread.join(20)
+    assert answers == ["first", "second"]

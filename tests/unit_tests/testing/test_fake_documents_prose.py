@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from langchain_kimi.testing import FakeKimiGateway, ScriptError
-from tests.support.schema_validation import validate_response
 from tests.unit_tests.testing.raw import error_message, post, user
+from tools.schema_validation import validate_response
 
 
 @pytest.mark.parametrize(

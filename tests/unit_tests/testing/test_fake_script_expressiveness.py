@@ -1,6 +1,6 @@
 """Issue 27 item 8 / Build 3: what the script can say the service does, each reply validated
 against the published response schema (`documents.response_problems`, and the project's own
-validator in tests/support).
+validator in tools/schema_validation.py).
 
 000 `stop_reason`: end_turn, max_tokens, tool_use, refusal, null; 004 `finish_reason`: stop,
 length, tool_calls. 000 `cache_creation`: "Las dos categorías de escritura de
@@ -17,8 +17,8 @@ import pytest
 from langchain_core.tools import tool
 
 from langchain_kimi.testing import FakeKimiGateway, ScriptError
-from tests.support.schema_validation import validate_response
 from tests.unit_tests.testing.raw import post, user
+from tools.schema_validation import validate_response
 
 PROTOCOLS = ["openai", "anthropic"]
 WEB_SEARCH_MESSAGES = {"type": "web_search_20250305", "name": "web_search"}
