@@ -110,30 +110,23 @@ class CallTracker(BaseCallbackHandler):
             self._calls.threads[run_id] = here
             last = self._calls.last_unbound
         upcoming = self._next_unbound()
-        if last is not None and upcoming is not None and _rival_threads(here, last[0]):
-            self._refuse(run_id, upcoming, last[1], f"on thread {last[0].name}, which still runs")
+        if upcoming is None:
+            return
+        if last is not None and _rival_threads(here, last[0]):
+            where = f"ran on thread {last[0].name}, which still runs (a pool of threads may run "
+            self._refuse(run_id, upcoming, last[1], where + "its calls in either order)")
         for scripted in taken:
-            if upcoming is not None and upcoming.step != scripted.step:
-                with self._calls.lock:
-                    self._calls.active.pop(run_id, None)
-                raise AmbiguousStepError(
-                    "FakeKimiGateway: a call started while the call that took the unbound "
-                    f"{scripted.describe()} was still running: with calls in flight together, "
-                    f"which call takes {upcoming.describe()} depends on timing; bind each step "
-                    "to its request "
-                    "with when= (the last user message's text, or a predicate on the body)"
-                )
+            self._refuse(run_id, upcoming, scripted, "was still running (calls in flight together)")
 
     def _refuse(self, run_id: uuid.UUID, upcoming: Scripted, taken: Scripted, where: str) -> None:
         if upcoming.step == taken.step:
             return
         self._end(run_id)
         raise AmbiguousStepError(
-            f"FakeKimiGateway: a call started on another thread than the call that took the "
-            f"unbound {taken.describe()} ({where}): calls on a pool of threads can come in "
-            f"either order, so which call takes {upcoming.describe()} depends on timing; bind "
-            "each step to its request with when= (the last user message's text, or a "
-            "predicate on the body)"
+            f"FakeKimiGateway: a call started while the call that took the unbound "
+            f"{taken.describe()} {where}: which call takes {upcoming.describe()} depends on "
+            "timing; bind each step to its request with when= (the last user message's text, "
+            "or a predicate on the body)"
         )
 
     def _end(self, run_id: uuid.UUID) -> None:
