@@ -309,7 +309,7 @@ class FakeKimiGateway:
         number = len(self.requests) + 1
         request_id = f"req_fake_{number:04d}"
         path = request.url.path
-        protocol = refusals.PATHS.get(path, "openai")
+        protocol = refusals.protocol_of(path) or "openai"
         try:
             body = json.loads(request.content)
         except ValueError:

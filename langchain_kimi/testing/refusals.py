@@ -14,6 +14,17 @@ from langchain_kimi.testing.script import Error
 PATHS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
 
 
+def protocol_of(path: str) -> str | None:
+    """The protocol of a documented endpoint path, also under a base-URL path prefix (a gateway
+    behind a proxy, `base_url="https://host/kimi"`); None for any other path (a doubled `/v1`
+    included: no documented URL has one)."""
+    for endpoint, protocol in PATHS.items():
+        prefix = path.removesuffix(endpoint)
+        if path.endswith(endpoint) and not prefix.endswith("/v1"):
+            return protocol
+    return None
+
+
 def refusal(
     request: httpx.Request,
     body: Any,
@@ -24,7 +35,7 @@ def refusal(
 ) -> Error | None:
     """The error the service answers `request` with, or None when it is served."""
     path = request.url.path
-    if path not in PATHS:
+    if protocol_of(path) is None:
         return Error(404, f"no route for POST {path}", "not_found_error", None, None)
     scheme, _, token = request.headers.get("authorization", "").strip().partition(" ")
     if scheme.lower() != "bearer" or not token.strip():

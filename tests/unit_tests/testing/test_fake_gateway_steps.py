@@ -190,3 +190,20 @@ def test_an_offline_gateway_lets_bad_input_be_refused_first() -> None:
     model = FakeKimiGateway(offline=True).chat_model()
     with pytest.raises(ValueError, match="non-empty strings"):
         model.invoke("Hi", stop=[""])
+
+
+# -- paths --------------------------------------------------------------------------------------
+
+
+def test_a_base_url_path_prefix_is_served_a_doubled_v1_is_not() -> None:
+    gw = FakeKimiGateway().add_reply(text="behind a proxy")
+    model = gw.chat_model(base_url="https://proxy.example.com/kimi")
+    assert model.invoke("Hi").content == "behind a proxy"
+    assert gw.paths == ["/kimi/v1/chat/completions"]
+    with httpx.Client(transport=gw.transport) as client:
+        doubled = client.post(
+            "https://direct.evolink.ai/v1/v1/messages",
+            json=user("Hi", protocol="anthropic"),
+            headers={"authorization": "Bearer k"},
+        )
+    assert doubled.status_code == 404
