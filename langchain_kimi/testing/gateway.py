@@ -75,6 +75,8 @@ class FakeKimiGateway:
     `key`: the only API key the gateway accepts (any other answers the documented 401; the
     models `chat_model` makes send it). `offline=True`: a gateway for tests where nothing may be
     sent (bad input refused before any I/O): every request is recorded, then fails the test.
+    `fallback=True`: the documented fallback host is served to any client (for code that
+    builds its own clients on `transport`; `chat_model(fallback=True)` does it for its models).
     """
 
     def __init__(
@@ -83,6 +85,7 @@ class FakeKimiGateway:
         assume: Mapping[str, str] | None = None,
         key: str | None = None,
         offline: bool = False,
+        fallback: bool = False,
     ) -> None:
         self._key = key
         self._offline = offline
@@ -108,7 +111,7 @@ class FakeKimiGateway:
         """The gateway as an httpx transport: `httpx.Client(transport=gw.transport)` talks to it
         (what `chat_model` does), for code that builds its own clients."""
         self._clients: tuple[httpx.Client, httpx.AsyncClient] | None = None
-        self._fallback_hosts: set[str] = set()
+        self._fallback_hosts: set[str] = {FALLBACK_HOST} if fallback else set()
 
     @property
     def assumed(self) -> list[Use]:

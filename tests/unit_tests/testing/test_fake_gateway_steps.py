@@ -207,3 +207,20 @@ def test_a_base_url_path_prefix_is_served_a_doubled_v1_is_not() -> None:
             headers={"authorization": "Bearer k"},
         )
     assert doubled.status_code == 404
+
+
+def test_the_fallback_host_is_served_to_any_client_only_when_asked() -> None:
+    for asked in (False, True):
+        gw = FakeKimiGateway(fallback=asked).add_reply(text="from the fallback")
+        with httpx.Client(transport=gw.transport) as client:
+            send = lambda: client.post(  # noqa: E731
+                "https://api.evolink.ai/v1/chat/completions",
+                json=user("Hi"),
+                headers={"authorization": "Bearer k"},
+            )
+            if not asked:
+                with pytest.raises(ScriptError, match="fallback"):
+                    send()
+                continue
+            assert send().json()["choices"][0]["message"]["content"] == "from the fallback"
+        assert gw.hosts == ["api.evolink.ai"]
