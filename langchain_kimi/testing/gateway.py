@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from langchain_kimi.testing import cutting, possible, refusals, responses, rules, wire
+from langchain_kimi.testing import cutting, possible, refusals, responses, rules
 from langchain_kimi.testing.assumptions import Assumed, Use
 from langchain_kimi.testing.binding import (
     AmbiguousStepError,
@@ -423,16 +423,12 @@ class FakeKimiGateway:
         body: dict[str, Any],
         request_id: str,
     ) -> httpx.Response:
-        rendering = wire.Rendering(
-            model=str(body.get("model")),
-            reply_id=f"{'msg' if protocol == 'anthropic' else 'chatcmpl'}_fake_{request_id[-4:]}",
-            new_call_id=lambda: (
-                f"{'toolu' if protocol == 'anthropic' else 'call'}_fake_{next(self._ids):04d}"
-            ),
-            sign=rules.sign,
-            prompt_chars=len(json.dumps(body.get("messages"))),
-            stop_sequence_reason=(
-                "end_turn" if self._assumed.strict("stop-sequence-reason") else "stop_sequence"
-            ),
+        strict_stop = self._assumed.strict("stop-sequence-reason")
+        rendering = responses.rendering(
+            body,
+            protocol,
+            request_id,
+            self._ids,
+            stop_sequence_reason="end_turn" if strict_stop else "stop_sequence",
         )
         return responses.reply_response(step, protocol, body, request_id, rendering, self._issued)

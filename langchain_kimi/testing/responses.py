@@ -3,6 +3,8 @@ with the documented body, `Retry-After` and the request id."""
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 from typing import Any
 
@@ -41,6 +43,36 @@ def reply_response(
     return httpx.Response(
         200, json=wire.openai_json(assistant, finish, usage, rendering), headers=headers
     )
+
+
+def rendering(
+    body: dict[str, Any],
+    protocol: str,
+    request_id: str,
+    call_numbers: itertools.count[int],
+    stop_sequence_reason: str = "end_turn",
+) -> wire.Rendering:
+    """What rendering a reply to `body` needs: the requested model, the reply id (from the
+    request id), fresh tool-call ids, the fake's signatures."""
+    return wire.Rendering(
+        model=str(body.get("model")),
+        reply_id=f"{'msg' if protocol == 'anthropic' else 'chatcmpl'}_fake_{request_id[-4:]}",
+        new_call_id=lambda: (
+            f"{'toolu' if protocol == 'anthropic' else 'call'}_fake_{next(call_numbers):04d}"
+        ),
+        sign=rules.sign,
+        prompt_chars=len(json.dumps(body.get("messages"))),
+        stop_sequence_reason=stop_sequence_reason,
+    )
+
+
+def unjudged_reply(
+    step: Reply, protocol: str, body: dict[str, Any], request_id: str
+) -> httpx.Response:
+    """`step` rendered as `FakeKimiGateway` renders it, without judging the request or the step
+    (for a server that judges by its own rules, as the live tools' loopback gateway does)."""
+    render = rendering(body, protocol, request_id, itertools.count(1))
+    return reply_response(step, protocol, body, request_id, render, rules.Issued())
 
 
 def error_response(error: Error, protocol: str, request_id: str) -> httpx.Response:
