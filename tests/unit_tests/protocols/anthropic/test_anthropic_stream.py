@@ -393,12 +393,7 @@ def test_tool_input_given_whole_in_start_event() -> None:
 @pytest.mark.parametrize(
     ("block", "delta", "reasoning", "text"),
     [
-        (
-            {"type": "thinking", "thinking": "Start. ", "signature": ""},
-            "thinking",
-            "Start. Go.",
-            "",
-        ),
+        ({"type": "thinking", "thinking": "Start. ", "signature": ""}, "thinking", "Start. Go.", ""),
         ({"type": "text", "text": "Hello, "}, "text", None, "Hello, Go."),
     ],
 )
@@ -410,10 +405,7 @@ def test_text_or_thinking_carried_in_the_start_event_is_kept(
     delta_body = {"type": f"{delta}_delta", delta: "Go."}
     raw = sse(
         ("message_start", {"type": "message_start", "message": {"id": "m", "model": "kimi-k3"}}),
-        (
-            "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": block},
-        ),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
         ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta_body}),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
         ("message_stop", {"type": "message_stop"}),
