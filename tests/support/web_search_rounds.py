@@ -71,7 +71,7 @@ def as_stream(message: dict[str, Any], usage_: dict[str, Any], finish: str, n: i
         parts += [event({"content": text[:10]}), event({"content": text[10:]})]
     for index, call in enumerate(message.get("tool_calls") or []):
         args = call["function"]["arguments"]
-        first = {**call, "function": {"name": "$web_search", "arguments": args[:7]}}
+        first = {**call, "function": {"name": call["function"]["name"], "arguments": args[:7]}}
         parts += [
             event({"tool_calls": [{"index": index, **first}]}),
             event({"tool_calls": [{"index": index, "function": {"arguments": args[7:]}}]}),

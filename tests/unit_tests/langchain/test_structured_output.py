@@ -5,6 +5,7 @@ and tracing."""
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any, NotRequired
 from uuid import UUID
 
@@ -13,7 +14,9 @@ import pytest
 from langchain.agents.factory import _supports_provider_strategy
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.exceptions import ModelRefusalError, OutputParserException
-from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ChatMessage
+from langchain_core.outputs import ChatGeneration, Generation
+from langchain_core.utils.function_calling import convert_to_json_schema, convert_to_openai_tool
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 from pydantic import v1 as pydantic_v1
@@ -59,6 +62,11 @@ class WeatherV1(pydantic_v1.BaseModel):
     city: str
     temperature_c: float
 
+
+_TOOL_FORM: dict[str, Any] = {
+    "description": "An answer.",
+    "parameters": {"type": "object", "properties": {"a": {"type": "string"}}},
+}
 
 WEATHER_JSON: dict[str, Any] = {
     "title": "weather",
@@ -603,3 +611,217 @@ def test_include_raw_never_raises_streamed_or_not(streamed: bool) -> None:
     assert result["parsed"] is None
     assert isinstance(result["parsing_error"], OutputParserException)
     assert result["raw"].content == "not json"
+
+
+# --- mutation sample (issue 31): what the survivors of structured.py changed unnoticed -----------
+
+
+def _stream_parse(parser: Any, pieces: list[Any]) -> list[Any]:
+    return list(parser.transform(iter(pieces)))
+
+
+def test_stream_parser_yields_each_new_value_once() -> None:
+    """A piece that adds nothing parseable (`, "tem`) yields nothing, and the complete object is
+    not repeated when the last partial value already was it."""
+    pieces = ['{"city": "Paris"', ', "tem', 'perature_c": 21.5}']
+    out = _stream_parse(KimiJsonAnswerParser(), [AIMessageChunk(content=p) for p in pieces])
+    assert out == [{"city": "Paris"}, ANSWER]
+
+
+def test_stream_parser_yields_the_empty_start_of_a_json_string() -> None:
+    out = _stream_parse(KimiJsonAnswerParser(), [AIMessageChunk(content=p) for p in ['"', 'ab"']])
+    assert out == ["", "ab"]
+
+
+def test_stream_parser_waits_through_a_code_fence_then_parses_it() -> None:
+    """A fenced answer streamed: its first piece (the fence) is no value yet, not an error."""
+    pieces = ["```", 'json\n{"city": "Paris", ', '"temperature_c": 21.5}\n```']
+    out = _stream_parse(KimiJsonAnswerParser(), [AIMessageChunk(content=p) for p in pieces])
+    assert out == [{"city": "Paris"}, ANSWER]
+
+
+def test_stream_parser_takes_text_and_whole_messages() -> None:
+    """`transform` accepts what a runnable upstream may yield: strings and non-chunk messages."""
+    parser = KimiJsonAnswerParser()
+    assert _stream_parse(parser, ['{"city": "Paris", ', '"temperature_c": 21.5}']) == [
+        {"city": "Paris"},
+        ANSWER,
+    ]
+    assert _stream_parse(parser, [AIMessage(content=json.dumps(ANSWER))]) == [ANSWER]
+    refused = AIMessage(content="no", response_metadata={"finish_reason": "refusal"})
+    with pytest.raises(ModelRefusalError):
+        _stream_parse(parser, [refused])
+
+
+async def test_async_stream_parser_matches_the_sync_one() -> None:
+    pieces = ['{"city": "Paris"', ', "tem', 'perature_c": 21.5}']
+
+    async def chunks() -> Any:
+        for piece in pieces:
+            yield AIMessageChunk(content=piece)
+
+    out = [value async for value in KimiJsonAnswerParser().atransform(chunks())]
+    assert out == [{"city": "Paris"}, ANSWER]
+
+
+def test_fenced_json_answer_is_parsed() -> None:
+    text = "```json\n" + json.dumps(ANSWER) + "\n```"
+    model = _model("kimi-k3.1-pro", "openai", [], text=text)
+    assert model.with_structured_output(Weather).invoke("hi") == Weather(
+        city="Paris", temperature_c=21.5
+    )
+    bare_fence = "```\n" + json.dumps(ANSWER) + "\n```"
+    model = _model("kimi-k3.1-pro", "openai", [], text=bare_fence)
+    assert model.with_structured_output(WEATHER_JSON).invoke("hi") == ANSWER
+
+
+def test_the_error_messages_say_what_went_wrong() -> None:
+    with pytest.raises(OutputParserException) as caught:
+        KimiJsonAnswerParser().parse_result([Generation(text="{oops")])
+    assert str(caught.value).startswith("the reply is not valid JSON: ")
+    with pytest.raises(OutputParserException) as caught:
+        KimiJsonAnswerParser().parse_result([])
+    assert caught.value.llm_output == ""
+    model = _model("kimi-k3.1-pro", "anthropic", [], text="I can't.", stop_reason="refusal")
+    with pytest.raises(ModelRefusalError) as refused:
+        model.with_structured_output(Weather).invoke("hi")
+    assert str(refused.value) == (
+        "Kimi refused to produce the requested output (stop_reason=refusal)"
+    )
+    sent: list[dict[str, Any]] = []
+    with pytest.raises(ValueError) as bad_method:
+        _model("kimi-k3.1-pro", "openai", sent).with_structured_output(Weather, method="tools")  # type: ignore[arg-type]
+    assert str(bad_method.value) == (
+        "method must be one of json_schema, function_calling, json_mode; got 'tools'"
+    )
+    with pytest.raises(ValueError) as no_schema:
+        _model("kimi-k3.1-pro", "anthropic", sent).with_structured_output(None, method="json_mode")
+    assert str(no_schema.value) == (
+        "JSON mode without a schema is not documented on the anthropic protocol (only "
+        "response_format json_object on Chat Completions); pass a schema or use protocol='openai'"
+    )
+
+
+def test_a_plain_generation_is_parsed_as_text() -> None:
+    assert KimiJsonAnswerParser().parse_result([Generation(text=json.dumps(ANSWER))]) == ANSWER
+
+
+@pytest.mark.parametrize("partial", [False, True])
+def test_a_forced_tool_parser_refuses_a_plain_generation(partial: bool) -> None:
+    """The tool parsers need a chat message: langchain-core's error, not an AttributeError."""
+    parser = (
+        _model("kimi-k3.1-pro", "openai", [])
+        .with_structured_output(WEATHER_JSON, method="function_calling")
+        .last
+    )  # type: ignore[attr-defined]
+    with pytest.raises(OutputParserException, match="chat generation"):
+        parser.parse_result([Generation(text="{}")], partial=partial)
+
+
+def test_a_cut_reply_in_any_chat_message_class_raises_the_cut_error() -> None:
+    parser = (
+        _model("kimi-k3.1-pro", "openai", [])
+        .with_structured_output(WEATHER_JSON, method="function_calling")
+        .last
+    )  # type: ignore[attr-defined]
+    cut = ChatMessage(role="assistant", content="", response_metadata={"finish_reason": "length"})
+    with pytest.raises(OutputParserException, match="cut at max_tokens") as caught:
+        parser.parse_result([ChatGeneration(message=cut)])
+    assert caught.value.llm_output == "[]"
+
+
+def test_strict_json_schema_drops_the_nulls_it_added() -> None:
+    """On openai the strict copy makes `summary` required-but-nullable; a null the model had to
+    send for it is dropped, as the caller's schema has it optional."""
+    schema = {
+        **WEATHER_JSON,
+        "properties": {**WEATHER_JSON["properties"], "summary": {"type": "string"}},
+    }
+    text = json.dumps({**ANSWER, "summary": None})
+    model = _model("kimi-k3.1-pro", "openai", [], text=text)
+    assert model.with_structured_output(schema).invoke("hi") == ANSWER
+    assert model.with_structured_output(schema, strict=False).invoke("hi") == {
+        **ANSWER,
+        "summary": None,
+    }
+
+
+def test_pydantic_v2_schema_parses_without_deprecation_warnings() -> None:
+    model = _model("kimi-k3.1-pro", "openai", [])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert model.with_structured_output(Weather).invoke("hi") == Weather(
+            city="Paris", temperature_c=21.5
+        )
+
+
+def test_openai_json_mode_with_a_schema_sends_json_object_and_validates() -> None:
+    result, body = _invoke("kimi-k3.1-pro", "openai", Weather, method="json_mode")
+    assert body["response_format"] == {"type": "json_object"}
+    assert "tools" not in body
+    assert result == Weather(city="Paris", temperature_c=21.5)
+
+
+def test_openai_json_mode_without_schema_include_raw() -> None:
+    model = _model("kimi-k3.1-pro", "openai", [])
+    out = model.with_structured_output(None, method="json_mode", include_raw=True).invoke("hi")
+    assert out["parsed"] == ANSWER
+    assert out["parsing_error"] is None
+    assert out["raw"].content == json.dumps(ANSWER)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_function_calling_with_a_dict_schema_sends_it_as_the_tool(protocol: str) -> None:
+    _, body = _invoke("kimi-k3.1-pro", protocol, WEATHER_JSON, method="function_calling")
+    description = "Current weather in a city."
+    if protocol == "openai":
+        assert body["tools"] == [
+            {
+                "type": "function",
+                "function": {
+                    "name": "weather",
+                    "description": description,
+                    "parameters": WEATHER_JSON,
+                },
+            }
+        ]
+    else:
+        assert body["tools"] == [
+            {"name": "weather", "description": description, "input_schema": WEATHER_JSON}
+        ]
+
+
+def test_function_calling_with_a_pydantic_schema_sends_it_as_langchain_converts_it() -> None:
+    _, body = _invoke("kimi-k3.1-pro", "openai", Weather, method="function_calling")
+    assert body["tools"] == [convert_to_openai_tool(Weather)]
+
+
+def test_function_calling_passes_strict_to_the_tool() -> None:
+    _, body = _invoke(
+        "kimi-k3.1-pro", "openai", WEATHER_JSON, method="function_calling", strict=True
+    )
+    assert body["tools"][0]["function"]["strict"] is True
+
+
+@pytest.mark.parametrize(
+    ("method", "schema"),
+    [
+        ("json_mode", Weather),
+        ("function_calling", WEATHER_JSON),
+        ("json_schema", {"type": "function", "function": {"name": "answer", **_TOOL_FORM}}),
+    ],
+)
+def test_traced_schema_keeps_name_and_description(method: str, schema: Any) -> None:
+    handler = _Options()
+    runnable = _model("kimi-k3.1-pro", "openai", []).with_structured_output(
+        schema,
+        method=method,  # type: ignore[arg-type]
+    )
+    runnable.invoke("hi", config={"callbacks": [handler]})
+    (options,) = handler.options
+    traced = options["ls_structured_output_format"]
+    assert traced["kwargs"] == {"method": method, "strict": None}
+    expected = convert_to_json_schema(schema)
+    assert traced["schema"] == expected
+    assert traced["schema"]["title"] in {"Weather", "weather", "answer"}
+    assert traced["schema"]["description"] in {"Current weather in a city.", "An answer."}

@@ -9,12 +9,15 @@ measured, that a DNS lookup that never answers times out, and the text report us
 from __future__ import annotations
 
 import json
+import re
+import socket
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
+from pydantic import BaseModel, ValidationError
 
 from langchain_kimi import ChatKimi, KimiConnectionError, doctor
 from langchain_kimi.doctor import Call, Diagnosis, Reach
@@ -461,3 +464,231 @@ def test_without_credentials_keeps_scheme_host_and_path_only() -> None:
     assert doctor.without_credentials("https://u:p@gw.example:8443/kimi/?key=k#x") == (
         "https://gw.example:8443/kimi/"
     )
+
+
+# --------------------------------------------------------------------------- mutation sample (issue 31)
+
+
+def _reaching(
+    monkeypatch: pytest.MonkeyPatch,
+    handler: Any,
+    asked: list[tuple[str, int]] | None = None,
+    clients: list[dict[str, Any]] | None = None,
+) -> None:
+    """`check_reach` on `handler` (a MockTransport handler); DNS answers 10.0.0.1 and records
+    (host, port); each client's keyword arguments are recorded."""
+    real = httpx.Client
+
+    def client(**kwargs: Any) -> httpx.Client:
+        if clients is not None:
+            clients.append(dict(kwargs))
+        return real(transport=httpx.MockTransport(handler), **kwargs)
+
+    def lookup(host: str, port: int) -> Any:
+        if asked is not None:
+            asked.append((host, port))
+        return [(0, 0, 0, "", ("10.0.0.1", port))]
+
+    monkeypatch.setattr(doctor.httpx, "Client", client)
+    monkeypatch.setattr(doctor.socket, "getaddrinfo", lookup)
+
+
+@pytest.mark.parametrize(
+    ("url", "port"),
+    [("https://gw.example", 443), ("http://gw.example", 80), ("https://gw.example:8443", 8443)],
+)
+def test_dns_is_asked_for_the_port_the_url_implies(
+    monkeypatch: pytest.MonkeyPatch, url: str, port: int
+) -> None:
+    asked: list[tuple[str, int]] = []
+    _reaching(monkeypatch, lambda request: httpx.Response(200), asked)
+    assert doctor.check_reach("primary", url).ok
+    assert asked == [("gw.example", port)]
+
+
+def test_reach_measures_latency_in_milliseconds_within_its_timeout(
+    monkeypatch: pytest.MonkeyPatch, clock: _Clock
+) -> None:
+    seen: list[httpx.Request] = []
+    clients: list[dict[str, Any]] = []
+
+    def slow(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        clock.now += 0.01234  # 12.34 ms to the answer
+        return httpx.Response(200)
+
+    _reaching(monkeypatch, slow, clients=clients)
+    reach = doctor.check_reach("primary", "https://gw.example")
+    assert reach == Reach("primary", "https://gw.example", "10.0.0.1", "ok", 12.3, ok=True)
+    assert [r.method for r in seen] == ["GET"]
+    assert [c["timeout"] for c in clients] == [doctor.REACH_TIMEOUT_S] == [10.0]
+
+
+class _NetworkStream:
+    def __init__(self, ssl_object: Any) -> None:
+        self._ssl_object = ssl_object
+
+    def get_extra_info(self, name: str) -> Any:
+        return self._ssl_object if name == "ssl_object" else None
+
+
+class _SSLObject:
+    def version(self) -> str:
+        return "TLSv1.3"
+
+
+@pytest.mark.parametrize(
+    ("extensions", "tls"),
+    [
+        ({"network_stream": _NetworkStream(_SSLObject())}, "TLSv1.3"),
+        ({"network_stream": _NetworkStream(None)}, "ok"),
+        ({}, "ok"),
+    ],
+)
+def test_reach_reports_the_tls_version_the_connection_used(
+    monkeypatch: pytest.MonkeyPatch, extensions: dict[str, Any], tls: str
+) -> None:
+    _reaching(monkeypatch, lambda request: httpx.Response(200, extensions=extensions))
+    assert doctor.check_reach("primary", "https://gw.example").tls == tls
+    assert doctor.check_reach("primary", "http://localhost:8080").tls == "none (plain http)"
+
+
+@pytest.mark.parametrize(
+    ("error", "tls"),
+    [
+        ("[SSL: WRONG_VERSION_NUMBER] wrong version number", "failed"),
+        ("hostname mismatch, certificate is not valid for 'gw.example'", "failed"),
+        ("connection refused", "-"),
+    ],
+)
+def test_a_tls_failure_is_named_in_the_tls_column(
+    monkeypatch: pytest.MonkeyPatch, error: str, tls: str
+) -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError(error, request=request)
+
+    _reaching(monkeypatch, refuse)
+    reach = doctor.check_reach("fallback", "https://u:p@gw.example/?k=v")
+    assert reach == Reach(
+        "fallback",
+        "https://gw.example/",
+        "10.0.0.1",
+        tls,
+        None,
+        ok=False,
+        error=f"ConnectError: {error}",
+    )
+
+
+def test_a_failed_dns_lookup_is_reported_for_its_role_and_url(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def fail(*_: Any) -> Any:
+        raise socket.gaierror("Name or service not known")
+
+    monkeypatch.setattr(doctor.socket, "getaddrinfo", fail)
+    reach = doctor.check_reach("fallback", "https://u:p@nowhere.example/?k=v")
+    assert reach == Reach(
+        "fallback",
+        "https://nowhere.example/",
+        "failed",
+        "-",
+        None,
+        ok=False,
+        error="Name or service not known",
+    )
+
+
+def test_a_refusal_without_a_value_error_cause_is_reported_as_it_is() -> None:
+    class Strict(BaseModel):
+        count: int
+
+    with pytest.raises(ValidationError) as caught:
+        Strict(count="many")  # type: ignore[arg-type]
+    assert doctor._refusal(caught.value).startswith("ValidationError: 1 validation error")
+
+
+def test_a_stream_that_yields_nothing_is_an_empty_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Silent:
+        def stream(self, prompt: str) -> Iterator[Any]:
+            return iter(())
+
+        def close(self) -> None:
+            pass
+
+    call = doctor._timed_stream(Silent(), "kimi-k3.1-pro", "openai")  # type: ignore[arg-type]
+    assert call == Call("kimi-k3.1-pro", "openai", ok=True)
+
+
+def test_a_key_or_url_secret_in_evolink_base_url_never_reaches_the_report(
+    monkeypatch: pytest.MonkeyPatch, reach_ok: list[str], gw: FakeKimiGateway
+) -> None:
+    monkeypatch.setenv("EVOLINK_API_KEY", KEY)
+    for url in (
+        f"https://gw.example/{KEY}",
+        "https://user:hunter2-pw@gw.example/?api_key=sekrit-1",
+    ):
+        monkeypatch.setenv("EVOLINK_BASE_URL", url)
+        gw.add_reply(text="OK")
+        report = json.dumps(doctor.diagnose(["kimi-k3.1-pro"], ["openai"]).as_json())
+        for secret in (KEY, "hunter2-pw", "sekrit-1"):
+            assert secret not in report, (url, secret)
+    # Only the secrets go: the rest of the URL stays readable.
+    monkeypatch.setenv("EVOLINK_BASE_URL", f"https://gw.example/{KEY}")
+    assert doctor.diagnose([], []).base_url == "https://gw.example/***"
+    monkeypatch.setenv("EVOLINK_BASE_URL", "https://user:hunter2-pw@gw.example/?api_key=sekrit-1")
+    assert doctor.diagnose([], []).base_url == "https://***@gw.example/?api_key=***"
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://direct.evolink.ai ", "/https://direct.evolink.ai", "https://direct.evolink.aiX"],
+)
+def test_a_base_url_that_only_looks_like_the_default_has_no_fallback_check(
+    monkeypatch: pytest.MonkeyPatch, reach_ok: list[str], url: str
+) -> None:
+    """A refused URL (a trailing space, no scheme) or another host: ChatKimi does not use the
+    default host then, so its documented fallback is not in play."""
+    monkeypatch.delenv("EVOLINK_API_KEY", raising=False)
+    monkeypatch.setenv("EVOLINK_BASE_URL", url)
+    doctor.diagnose(["kimi-k3.1-pro"], ["openai"])
+    assert reach_ok == ["primary"]
+
+
+def test_a_table_row_longer_than_its_headers_is_refused() -> None:
+    with pytest.raises(ValueError, match="zip"):
+        doctor.format_table(("a", "b"), [("1", "2", "3")])
+
+
+def test_the_command_line_help_and_its_choices(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")  # argparse wraps the help to the terminal's width
+    with pytest.raises(SystemExit) as helped:
+        doctor.main(["--help"])
+    assert helped.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m langchain_kimi doctor [-h]")
+    assert "--model {kimi-k3.1-pro," in out
+    assert "why does ChatKimi not work on this machine?" in out
+    assert len(re.findall(r"\brepeatable\b", out)) == 2
+    assert "--json                machine-readable output" in out
+    for option, value in (("--model", "gpt-4o"), ("--protocol", "grpc")):
+        with pytest.raises(SystemExit) as refused:
+            doctor.main([option, value])
+        assert refused.value.code == 2
+        assert f"invalid choice: '{value}'" in capsys.readouterr().err
+
+
+def test_json_output_is_indented_by_two(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(doctor, "diagnose", lambda *_: REPORT)
+    doctor.main(["--json"])
+    assert capsys.readouterr().out == json.dumps(REPORT.as_json(), indent=2) + "\n"
+
+
+def test_the_calls_are_short_and_wait_long_enough_for_a_reasoning_model() -> None:
+    """A one-line prompt; two minutes for the reply (reasoning first), ten seconds to connect."""
+    assert doctor.PROMPT == "Reply with OK."
+    assert httpx.Timeout(120.0, connect=10.0) == doctor.CALL_TIMEOUT

@@ -4,6 +4,7 @@ and the aggregation rule (sum of chunks == parse_response of the equivalent body
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -483,3 +484,230 @@ def test_finish_after_stop_is_empty_and_later_events_ignored() -> None:
         decoder.feed(event, data)
     assert decoder.feed("content_block_delta", "garbage") == []
     assert decoder.finish() == []
+# --- mutation sample (issue 31): what the survivors of stream.py changed unnoticed -------------
+
+
+def _feed_all(decoder: StreamDecoder, *events: tuple[str, dict[str, Any]]) -> list[AIMessageChunk]:
+    chunks = [c for name, data in sse_events(sse(*events)) for c in decoder.feed(name, data)]
+    return chunks + decoder.finish()
+
+
+_START = ("message_start", {"type": "message_start", "message": {"id": "m", "model": "kimi-k3"}})
+_STOP = ("message_stop", {"type": "message_stop"})
+
+
+def _block_start(index: int, block: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    return (
+        "content_block_start",
+        {"type": "content_block_start", "index": index, "content_block": block},
+    )
+
+
+def _delta(index: int, delta: Any) -> tuple[str, dict[str, Any]]:
+    return ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+
+
+def _block_stop(index: int) -> tuple[str, dict[str, Any]]:
+    return ("content_block_stop", {"type": "content_block_stop", "index": index})
+
+
+def _end(stop_reason: str = "end_turn", **usage: Any) -> tuple[str, dict[str, Any]]:
+    payload: dict[str, Any] = {"type": "message_delta", "delta": {"stop_reason": stop_reason}}
+    if usage:
+        payload["usage"] = usage
+    return ("message_delta", payload)
+
+
+def test_reply_is_the_whole_body() -> None:
+    decoder = StreamDecoder()
+    for event, data in sse_events(AUTHORED_SSE):
+        decoder.feed(event, data)
+    assert decoder.reply() == AUTHORED_BODY
+
+
+def test_reply_before_any_event_is_an_empty_message() -> None:
+    assert StreamDecoder().reply() == {
+        "id": None,
+        "type": "message",
+        "role": "assistant",
+        "model": None,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {},
+    }
+
+
+def test_stop_sequence_reaches_the_reply_and_the_last_chunk() -> None:
+    decoder = StreamDecoder()
+    delta = {
+        "type": "message_delta",
+        "delta": {"stop_reason": "stop_sequence", "stop_sequence": "END"},
+    }
+    chunks = _feed_all(decoder, _START, ("message_delta", delta), _STOP)
+    assert decoder.reply()["stop_sequence"] == "END"
+    assert chunks[-1].response_metadata["stop_sequence"] == "END"
+    assert chunks[-1].response_metadata["finish_reason"] == "stop"
+
+
+def test_usage_only_in_message_delta_is_kept() -> None:
+    """A `message_start` without `usage`, the counts in `message_delta` only."""
+    chunks = _feed_all(StreamDecoder(), _START, _end(input_tokens=3, output_tokens=4), _STOP)
+    assert chunks[-1].usage_metadata is not None
+    assert chunks[-1].usage_metadata["total_tokens"] == 7
+
+
+@pytest.mark.parametrize(
+    ("requested", "served", "input_tokens"),
+    [
+        # kimi-k3 bills cache writes (50) as plain input: 20 plain + 100 reads; K3.1: all three.
+        # The reply's model decides when it names a known family, else the requested one does.
+        ("kimi-k3.1-pro", "kimi-k3.1-pro", 170),
+        ("kimi-k3.1-pro", "kimi-k3", 120),
+        ("kimi-k3", "gateway-alias", 120),
+        ("kimi-k3.1-pro", "gateway-alias", 170),
+    ],
+)
+def test_usage_follows_the_model_that_bills_it(
+    requested: str, served: str, input_tokens: int
+) -> None:
+    raw = AUTHORED_SSE.replace(b'"model": "kimi-k3.1-pro"', f'"model": "{served}"'.encode())
+    decoder = StreamDecoder(requested_model=requested)
+    chunks = [c for name, data in sse_events(raw) for c in decoder.feed(name, data)]
+    assert chunks[-1].usage_metadata is not None
+    assert chunks[-1].usage_metadata["input_tokens"] == input_tokens
+
+
+def test_the_event_line_names_the_event_when_the_data_has_no_type() -> None:
+    events = [
+        ("message_start", {"message": {"id": "m", "model": "kimi-k3"}}),
+        ("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": "Hi"}}),
+        ("content_block_stop", {"index": 0}),
+        ("message_delta", {"delta": {"stop_reason": "end_turn"}}),
+        ("message_stop", {}),
+    ]
+    merged = aggregate(_feed_all(StreamDecoder(), *events))
+    assert merged.content == "Hi"
+    assert merged.id == "m"
+
+
+def test_message_start_without_a_message_is_tolerated() -> None:
+    chunks = _feed_all(StreamDecoder(), ("message_start", {"type": "message_start"}), _end(), _STOP)
+    assert chunks[0].id is None
+    assert chunks[-1].response_metadata["finish_reason"] == "stop"
+
+
+def test_end_after_message_delta_logs_why(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.DEBUG, logger="langchain_kimi"):
+        _feed_all(StreamDecoder(), _START, _end())
+    assert [r.getMessage() for r in caplog.records] == [
+        "Messages stream ended after message_delta without message_stop"
+    ]
+
+
+def test_stream_errors_say_what_was_wrong() -> None:
+    with pytest.raises(KimiStreamError) as cut:
+        StreamDecoder().finish()
+    assert str(cut.value) == (
+        "stream ended before message_stop (no message_delta with a stop_reason arrived)"
+    )
+    with pytest.raises(KimiStreamError) as unknown:
+        _feed_all(StreamDecoder(), _START, _block_stop(3))
+    assert str(unknown.value) == "content_block_stop for unknown content block index 3"
+    for start in (
+        {"type": "content_block_start", "index": 0},
+        {"type": "content_block_start", "content_block": {"type": "text", "text": ""}},
+    ):
+        with pytest.raises(KimiStreamError) as bad_start:
+            _feed_all(StreamDecoder(), _START, ("content_block_start", start))
+        assert str(bad_start.value) == "content_block_start without an index or content_block"
+
+
+def test_empty_pieces_make_no_chunks_and_add_nothing() -> None:
+    """An empty text block start, deltas with an empty or missing piece, a delta that is not an
+    object: no chunk and nothing added to the block."""
+    decoder = StreamDecoder()
+    decoder.feed("message_start", json.dumps(_START[1]))
+    quiet = [
+        _block_start(0, {"type": "text", "text": ""}),
+        _delta(0, {"type": "text_delta", "text": ""}),
+        _delta(0, {"type": "text_delta"}),
+        _delta(0, None),
+        _block_start(1, {"type": "thinking", "thinking": "", "signature": ""}),
+        _delta(1, {"type": "thinking_delta", "thinking": ""}),
+        _delta(1, {"type": "thinking_delta"}),
+        _delta(1, {"type": "signature_delta"}),
+    ]
+    for name, data in quiet:
+        assert decoder.feed(name, json.dumps(data)) == [], (name, data)
+    decoder.feed(*_as_event(_block_stop(0)))
+    decoder.feed(*_as_event(_block_stop(1)))
+    assert decoder.reply()["content"] == [
+        {"type": "text", "text": ""},
+        {"type": "thinking", "thinking": "", "signature": ""},
+    ]
+
+
+def _as_event(event: tuple[str, dict[str, Any]]) -> tuple[str, str]:
+    return event[0], json.dumps(event[1])
+
+
+def test_signature_and_citations_pieces_add_up() -> None:
+    citation_a, citation_b = {"url": "https://a.test"}, {"url": "https://b.test"}
+    chunks = _feed_all(
+        StreamDecoder(),
+        _START,
+        _block_start(0, {"type": "thinking", "thinking": "", "signature": "c2"}),
+        _delta(0, {"type": "signature_delta", "signature": "ln"}),
+        _delta(0, {"type": "signature_delta", "signature": "MQ=="}),
+        _block_stop(0),
+        _block_start(1, {"type": "text", "text": ""}),
+        _delta(1, {"type": "citations_delta", "citation": citation_a}),
+        _delta(1, {"type": "citations_delta", "citation": citation_b}),
+        _delta(1, {"type": "text_delta", "text": "Two."}),
+        _block_stop(1),
+        _end(),
+        _STOP,
+    )
+    blocks = aggregate(chunks).additional_kwargs["anthropic_blocks"]
+    assert blocks == [
+        {"type": "thinking", "thinking": "", "signature": "c2lnMQ=="},
+        {"type": "text", "text": "Two.", "citations": [citation_a, citation_b]},
+    ]
+
+
+def test_tool_input_broken_or_missing_becomes_an_empty_object() -> None:
+    decoder = StreamDecoder()
+    _feed_all(
+        decoder,
+        _START,
+        _block_start(0, {"type": "tool_use", "id": "t1", "name": "f", "input": {}}),
+        _delta(0, {"type": "input_json_delta", "partial_json": '{"a": '}),
+        _block_stop(0),
+        _block_start(1, {"type": "tool_use", "id": "t2", "name": "g"}),
+        _block_stop(1),
+        _end("tool_use"),
+        _STOP,
+    )
+    assert decoder.reply()["content"] == [
+        {"type": "tool_use", "id": "t1", "name": "f", "input": {}},
+        {"type": "tool_use", "id": "t2", "name": "g", "input": {}},
+    ]
+
+
+def test_server_tool_input_given_whole_in_start_event_makes_no_tool_call() -> None:
+    server = {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "q"}}
+    chunks = _feed_all(
+        StreamDecoder(), _START, _block_start(0, server), _block_stop(0), _end(), _STOP
+    )
+    assert all(not c.tool_call_chunks for c in chunks)
+    assert aggregate(chunks).additional_kwargs["anthropic_blocks"] == [server]
+
+
+def test_a_tool_call_without_input_streams_no_args_chunk() -> None:
+    empty = {"type": "tool_use", "id": "t1", "name": "f", "input": {}}
+    chunks = _feed_all(
+        StreamDecoder(), _START, _block_start(0, empty), _block_stop(0), _end(), _STOP
+    )
+    assert [tc["args"] for c in chunks for tc in c.tool_call_chunks] == [""]

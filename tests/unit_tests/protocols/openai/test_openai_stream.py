@@ -14,6 +14,7 @@ import pytest
 from langchain_kimi._call._sync.drivers import read_round
 from langchain_kimi._call.plans import StreamPlan
 from langchain_kimi._errors import (
+    KimiAPIError,
     KimiInvalidRequestError,
     KimiRateLimitError,
     KimiStreamError,
@@ -324,4 +325,125 @@ def test_sse_parser_handles_split_utf8_and_crlf() -> None:
     assert sse_events([raw[i : i + 1] for i in range(len(raw))]) == [
         ("message", '{"a": "é☀"}'),
         ("", "[DONE]"),
+    ]
+
+
+# --- mutation sample (issue 31): what the survivors of stream.py changed unnoticed -------------
+
+
+def _chunks_of(payloads: list[dict[str, Any]], decoder: StreamDecoder | None = None) -> Any:
+    return decode(sse_events([sse(payloads).encode()]), decoder)
+
+
+def test_reply_is_a_whole_chat_completion() -> None:
+    decoder = StreamDecoder()
+    _chunks_of(
+        [delta({"role": "assistant", "content": "Hi"}), delta({}, "stop", usage=USAGE)], decoder
+    )
+    assert decoder.reply() == {
+        "id": "chatcmpl-9",
+        "model": "kimi-k3.1-pro",
+        "created": 1700000000,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "Hi"}, "finish_reason": "stop"}
+        ],
+        "usage": USAGE,
+    }
+
+
+def test_a_stream_without_ids_finish_or_usage() -> None:
+    """No `id`, no `finish_reason`, no usage, no text: nothing is made up for them."""
+    payloads = [{"choices": [{"index": 0, "delta": {"role": "assistant"}}]}]
+    decoder = StreamDecoder()
+    chunks = _chunks_of(payloads, decoder)
+    assert decoder.reply() == {
+        "id": None,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": ""}}],
+    }
+    assert all(c.id is None for c in chunks)
+    assert chunks[-1].response_metadata == {"model_provider": "kimi"}
+    assert StreamDecoder().reply() == {
+        "id": None,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": ""}}],
+    }
+
+
+def test_every_chunk_carries_the_reply_id() -> None:
+    payloads, _ = tool_call_stream("top")
+    chunks = _chunks_of(payloads)
+    assert len(chunks) > 2
+    assert all(c.id == "chatcmpl-9" for c in chunks)
+
+
+def test_a_continuation_emits_no_header_and_token_usage_can_be_left_out() -> None:
+    """A follow-up round of the `$web_search` loop: no second `id` / `model_name`, and (with
+    `token_usage=False`) no raw usage object: the loop puts the sum of its rounds there."""
+    payloads = [delta({"content": "Hi"}), delta({}, "stop", usage=USAGE)]
+    chunks = _chunks_of(payloads, StreamDecoder(continuation=True, token_usage=False))
+    assert all("model_name" not in c.response_metadata for c in chunks)
+    assert all("token_usage" not in c.response_metadata for c in chunks)
+    assert chunks[-1].usage_metadata is not None
+    assert chunks[-1].response_metadata["finish_reason"] == "stop"
+
+
+@pytest.mark.parametrize(
+    ("requested", "served", "cache_creation"),
+    [
+        # 004: kimi-k3 bills cache writes as plain input (no `cache_creation`), K3.1 apart. The
+        # reply's model decides when it names a known family, else the requested one does.
+        (None, "kimi-k3.1-pro", 5),
+        ("kimi-k3.1-pro", "kimi-k3", None),
+        ("kimi-k3", "gateway-alias", None),
+    ],
+)
+def test_cache_writes_follow_the_model_that_bills_them(
+    requested: str | None, served: str, cache_creation: int | None
+) -> None:
+    payloads = [
+        {**delta({"content": "Hi"}), "model": served},
+        {**delta({}, "stop", usage=USAGE), "model": served},
+    ]
+    chunks = _chunks_of(payloads, StreamDecoder(requested))
+    usage = chunks[-1].usage_metadata
+    assert usage is not None
+    assert usage["input_token_details"].get("cache_creation") == cache_creation
+
+
+def test_an_error_event_raises_even_without_an_error_object() -> None:
+    """`event: error` is an error whatever its data holds; the message shows the payload."""
+    with pytest.raises(KimiAPIError, match=r'error event in stream: \{"message": "bad"'):
+        StreamDecoder().feed("error", json.dumps({"message": "bad"}))
+
+
+def test_tool_call_pieces_the_services_vary_on() -> None:
+    """No `index` (the position in the list stands in), no `type` (a client `function`), the id
+    repeated on every piece (reported once), a first piece with only the id (still a piece),
+    and a builtin call beside a client call in one delta."""
+    search = {
+        "id": "s1",
+        "type": "builtin_function",
+        "function": {"name": "$web_search", "arguments": "{}"},
+    }
+    payloads = [
+        delta({"tool_calls": [search, {"id": "c1"}]}),
+        delta(
+            {
+                "tool_calls": [
+                    {"index": 1, "id": "c1", "function": {"name": "f", "arguments": '{"a": '}}
+                ]
+            }
+        ),
+        delta({"tool_calls": [{"index": 1, "id": "c1", "function": {"arguments": "1}"}}]}),
+        delta({}, "tool_calls"),
+    ]
+    chunks = _chunks_of(payloads)
+    pieces = [
+        (p["index"], p["id"], p["name"], p["args"]) for c in chunks[:-1] for p in c.tool_call_chunks
+    ]
+    assert pieces == [(1, "c1", None, ""), (1, None, "f", '{"a": '), (1, None, None, "1}")]
+    merged = aggregate(chunks)
+    assert [(c["id"], c["name"], c["args"]) for c in merged.tool_calls] == [("c1", "f", {"a": 1})]
+    assert merged.additional_kwargs["tool_calls"] == [
+        search,
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}},
     ]

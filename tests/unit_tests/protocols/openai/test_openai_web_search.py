@@ -148,3 +148,58 @@ def test_combine_keeps_final_fields_and_handles_missing_usage() -> None:
     assert combined.usage_metadata == final.usage_metadata
     assert combined.id == final.id
     assert "builtin_rounds" not in final.additional_kwargs  # the input is not mutated
+
+
+def test_next_body_holds_a_copy_of_the_assistant_message() -> None:
+    """The body is handed to the transport; the round ChatKimi keeps for `builtin_rounds` must not
+    change if anything edits what was sent."""
+    message, _ = search_round(0)
+    before = copy.deepcopy(message)
+    follow = ws.next_body({"model": MODEL, "messages": []}, message)
+    sent = follow["messages"][0]
+    assert sent == message
+    sent["tool_calls"][0]["function"]["arguments"] = "edited"
+    sent["reasoning_content"] = "edited"
+    assert message == before
+
+
+def test_combine_refuses_more_caps_than_rounds() -> None:
+    message, _ = search_round(0)
+    final = parse_response(as_body(FINAL, FINAL_USAGE, "stop", 1))
+    with pytest.raises(ValueError, match="zip"):
+        ws.combine_rounds([message], final, [None], allowed=[None, 1])
+
+
+def test_combine_reasoning_when_only_some_parts_have_it() -> None:
+    """A round or the answer without `reasoning_content` adds nothing to the reasoning."""
+    with_reasoning, _ = search_round(0)
+    without = {k: v for k, v in search_round(1)[0].items() if k != "reasoning_content"}
+    answer_without = {k: v for k, v in FINAL.items() if k != "reasoning_content"}
+    final = parse_response(as_body(answer_without, FINAL_USAGE, "stop", 2))
+    combined = ws.combine_rounds([with_reasoning, without], final, [None, None])
+    assert combined.additional_kwargs["reasoning_content"] == "Round 0: search. "
+    final = parse_response(as_body(FINAL, FINAL_USAGE, "stop", 1))
+    combined = ws.combine_rounds([without], final, [None])
+    assert combined.additional_kwargs["reasoning_content"] == "Found it."
+    final = parse_response(as_body(answer_without, FINAL_USAGE, "stop", 1))
+    combined = ws.combine_rounds([without], final, [None])
+    assert "reasoning_content" not in combined.additional_kwargs
+
+
+def test_combine_without_any_usage_reports_none() -> None:
+    message, _ = search_round(0)
+    body = as_body(FINAL, FINAL_USAGE, "stop", 1)
+    del body["usage"]
+    final = parse_response(body)
+    assert final.usage_metadata is None
+    assert ws.combine_rounds([message], final, [None]).usage_metadata is None
+
+
+def test_a_declined_search_is_answered_with_the_limit_text() -> None:
+    """The stand-in `tool` answer (live question `web-search-limit-answer`) tells the model no
+    search ran and to answer with what it has."""
+    message, _ = search_round(0)
+    assert ws.followup_messages(message, allowed=0)[1]["content"] == (
+        "Search not run: the web search limit for this reply (max_uses) was reached. "
+        "Answer with the results you already have."
+    )

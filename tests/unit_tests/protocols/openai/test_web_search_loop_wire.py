@@ -15,7 +15,8 @@ import httpx
 import pytest
 from langchain_core.messages import AIMessage
 
-from langchain_kimi import ChatKimi, KimiStreamError
+from langchain_kimi import ChatKimi, KimiAPIError, KimiStreamError
+from langchain_kimi._request.profiles import K3, K31_PRO
 from langchain_kimi.protocols.openai_chat.web_search import SEARCH_LIMIT_REACHED
 from tests.support.web_search_rounds import (
     FINAL,
@@ -260,3 +261,113 @@ def test_after_the_cap_a_tool_choice_leaves_with_the_last_tool(style: str) -> No
     assert sent[0]["tool_choice"] == "auto"
     assert "tools" not in sent[-1]
     assert "tool_choice" not in sent[-1], "a tool_choice without tools would be refused"
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_one_logical_reply_has_the_first_rounds_id(style: str) -> None:
+    transport, _ = serve(loop_replies(2))
+    message = run(style, model_for(transport))
+    assert message.id == "chatcmpl-0"
+    assert message.response_metadata["id"] == "chatcmpl-0"
+
+
+def _served_by(
+    replies: list[tuple[dict[str, Any], str]], served: str, cache_writes: int
+) -> list[tuple[dict[str, Any], str]]:
+    """`replies` as a service naming the model `served` would send them, each reporting
+    `cache_writes` cache-write tokens."""
+    out = []
+    for body, sse in replies:
+        raw_usage = body["usage"]
+        written = {
+            **raw_usage,
+            "prompt_tokens_details": {
+                **raw_usage["prompt_tokens_details"],
+                "cache_write_tokens": cache_writes,
+            },
+        }
+        old, new = (
+            json.dumps(raw_usage, separators=(",", ":")),
+            json.dumps(written, separators=(",", ":")),
+        )
+        assert old in sse
+        sse = sse.replace(old, new).replace(f'"model":"{MODEL}"', f'"model":"{served}"')
+        out.append(({**body, "model": served, "usage": written}, sse))
+    return out
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize(
+    ("requested", "served", "apart"),
+    [
+        # 004: kimi-k3 bills cache writes as plain input; K3.1 apart. The reply's model decides
+        # when it names a known family, else the requested one does -- in every round.
+        (K31_PRO, K31_PRO, True),
+        (K31_PRO, K3, False),
+        (K3, "gateway-alias", False),
+    ],
+)
+def test_cache_writes_of_every_round_follow_the_model_that_bills_them(
+    style: str, requested: str, served: str, apart: bool
+) -> None:
+    transport, _ = serve(_served_by(loop_replies(2), served, cache_writes=7))
+    chat = ChatKimi(model=requested, http_client=httpx.Client(transport=transport), max_retries=0)
+    message = run(style, chat.bind_tools([{"type": "web_search"}]))
+    assert message.usage_metadata is not None
+    details = message.usage_metadata.get("input_token_details") or {}
+    if apart:
+        assert details.get("cache_creation") == 3 * 7
+    else:
+        assert "cache_creation" not in details
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_search_round_without_usage_adds_none(style: str) -> None:
+    replies = loop_replies(1)
+    body, sse = replies[0]
+    old = json.dumps(body["usage"], separators=(",", ":"))
+    lines = [line for line in sse.split("\n\n") if old not in line]
+    replies[0] = ({k: v for k, v in body.items() if k != "usage"}, "\n\n".join(lines))
+    transport, _ = serve(replies)
+    message = run(style, model_for(transport))
+    assert message.usage_metadata is not None
+    assert message.usage_metadata["input_tokens"] == FINAL_USAGE["prompt_tokens"]
+    assert message.response_metadata["token_usage"]["prompt_tokens"] == FINAL_USAGE["prompt_tokens"]
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("max_rounds", [1, 2])
+def test_max_builtin_rounds_ends_a_loop_that_never_answers(style: str, max_rounds: int) -> None:
+    transport, sent = serve(keeps_searching(4))
+    chat = ChatKimi(
+        model=MODEL,
+        http_client=httpx.Client(transport=transport),
+        max_retries=0,
+        max_builtin_rounds=max_rounds,
+    )
+    with pytest.raises(KimiAPIError) as caught:
+        run(style, chat.bind_tools([{"type": "web_search"}]))
+    assert len(sent) == max_rounds + 1  # `max_rounds` follow-ups were sent, no more
+    assert str(caught.value) == (
+        "the built-in web search did not produce an answer within "
+        f"max_builtin_rounds={max_rounds} rounds; raise max_builtin_rounds or narrow the question"
+    )
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_searches_in_a_last_reply_with_client_calls_are_counted(style: str) -> None:
+    """A reply mixing `$web_search` with client calls ends the loop (the client answers later);
+    its searches count in `server_tool_use` with the earlier rounds'."""
+    replies = loop_replies(1)
+    mixed, mixed_usage = search_round(1)
+    client = {"id": "c-1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    mixed["tool_calls"] = [*mixed["tool_calls"], client]
+    replies[-1] = (
+        as_body(mixed, mixed_usage, "tool_calls", 1),
+        as_stream(mixed, mixed_usage, "tool_calls", 1),
+    )
+    transport, _ = serve(replies)
+    chat = ChatKimi(model=MODEL, http_client=httpx.Client(transport=transport), max_retries=0)
+    message = run(style, chat.bind_tools([{"type": "web_search"}, _lookup_tool()]))
+    assert [call["name"] for call in message.tool_calls] == ["lookup"]
+    assert message.response_metadata["server_tool_use"] == {"web_search_requests": 2}
