@@ -1,6 +1,6 @@
 """The rate simulation's figures for every catalogued profile, and the knob sweep.
 
-`python -m tests.support.knob_sweep figures [--json PATH]` prints, per profile, wall / ideal and
+`python -m tests.support.knob_sweep figures [--json PATH] [--set NAME=VALUE]` prints, per profile, wall / ideal and
 requests per answer (median and worst of the seeds) and failed calls, on the shipped knobs.
 `python -m tests.support.knob_sweep sweep [--json PATH] [KNOB ...]` runs every profile with each
 knob halved and doubled (an integer knob rounded, at least 1) and prints which profiles change
@@ -153,13 +153,19 @@ def main(argv: list[str]) -> None:
     parser.add_argument("mode", choices=["figures", "sweep", "table"])
     parser.add_argument("knobs", nargs="*")
     parser.add_argument("--json")
+    parser.add_argument("--set", action="append", default=[], help="NAME=VALUE (figures)")
     args = parser.parse_args(argv)
     if args.mode == "table":  # from a sweep's --json
         with open(args.knobs[0]) as saved:
             print(table(json.load(saved)), end="")
         return
     if args.mode == "figures":
-        report: Any = all_figures()
+        with contextlib.ExitStack() as stack:
+            for assignment in args.set:
+                name, value = assignment.split("=")
+                kind = type(getattr(knobs_module.KNOBS, name))
+                stack.enter_context(knob_set(name, kind(float(value))))
+            report: Any = all_figures()
         for name, row in report.items():
             print(
                 f"{name:62s} wall {row['wall']:.2f} ({row['wall_min']:.2f}-{row['wall_max']:.2f})"

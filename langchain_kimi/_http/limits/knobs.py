@@ -94,6 +94,12 @@ class Knobs:
         2.0, "s", "pacer", "time without a 429 and without a waiting call before pacing stops"
     )
     min_rate: float = _knob(0.1, "requests/s", "pacer", "lowest rate: pacing never stops sending")
+    slow_refusal: float = _knob(
+        0.25,
+        "s",
+        "pacer",
+        "429s slower than this: a step counts its sends one such refusal back",
+    )
     first_lookback: float = _knob(
         1.0, "s", "pacer", "the past whose admitted sends make the first rate"
     )
