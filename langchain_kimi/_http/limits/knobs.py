@@ -85,7 +85,7 @@ class Knobs:
         2.0, "x", "pacer", "a clean step's raise while no step has measured the gateway"
     )
     max_probe: float = _knob(
-        1.0, "share", "pacer", "largest raise of one step, of the rate (1: doubling)"
+        2.0, "share", "pacer", "largest raise of one step, of the rate (2: tripling)"
     )
     used: float = _knob(
         0.75, "share", "pacer", "share of the paced sends a clean step must make to raise the rate"

@@ -20,9 +20,10 @@ the sends at `rate`, and the rate is re-measured step by step:
   (issue 29: 2.25x ideal in the simulation, 1.34-1.49x since).
 - **Probing.** A clean step in which calls waited for their turn and the pace was used raises
   the rate: by `probe` requests/s, then twice as much after each further clean step (never more
-  than doubling it), so a gateway whose limit rose, or a share another process gave up, is found
-  within a few steps. The raises are the same number of requests/s for every pool: pools of
-  several processes behind one key drift toward equal shares, as TCP flows sharing a link do.
+  than `max_probe` of the rate: tripling it), so a gateway whose limit rose, or a share another
+  process gave up, is found within a few steps. The raises are the same number of requests/s
+  for every pool: pools of several processes behind one key drift toward equal shares, as TCP
+  flows sharing a link do.
 - **Healing.** `heal` seconds with neither a 429 nor a call waiting for its turn: inert again.
 
 It assumes what a 429 says: the gateway refused that request because too many were sent, and

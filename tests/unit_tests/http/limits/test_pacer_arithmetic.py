@@ -61,12 +61,13 @@ def test_a_slow_gateway_measured_below_one_request_per_second_is_kept() -> None:
     assert pacer.current(4.0) == pytest.approx(KNOBS.margin * 1 / 2.0)
 
 
-def test_a_clean_step_at_most_doubles_a_slow_rate() -> None:
-    # KNOBS.probe (1/s) is more than the rate (0.5/s): the raise is capped at doubling. At 0.5/s a
-    # 0.25 s step holds no send at all, and still probes: the call waited through it.
-    pacer = paced_pacer(0.5)
+def test_a_clean_step_raises_a_slow_rate_by_at_most_max_probe_of_it() -> None:
+    # KNOBS.probe (1/s) is more than twice the rate (0.25/s): the raise is capped at max_probe
+    # of the rate. At 0.25/s a 0.25 s step holds no send at all, and still probes: the call
+    # waited through it.
+    pacer = paced_pacer(0.25)
     assert pacer.delay(2.125) > 0  # a call waited for its turn
-    assert pacer.current(2.25) == 1.0
+    assert pacer.current(2.25) == pytest.approx(0.25 * (1 + KNOBS.max_probe))
 
 
 def test_a_throttled_step_keeps_at_least_half_the_rate() -> None:
