@@ -16,7 +16,8 @@ processes' CPU per call (`time.process_time()` around the `abatch`).
 
 `--kinds` runs issue 29's other kinds of limit (`OTHER_KINDS`: a concurrency limit, tokens per
 minute, sliding and fixed windows, limits that fall and rise, 503 / 529 overloads with and
-without `Retry-After`, 2 s refusals); `--matrix` the quick cells and those. Each repetition runs
+without `Retry-After`, 2 s refusals); `--matrix` issue 29's matrix (`MATRIX_NAMES`: most of
+those and five token buckets, in priority order). Each repetition runs
 client after client (interleaved, so a change in the machine's load hits every client alike).
 
 Loopback only; every process is bounded (timeouts, the gateway's `--max-seconds`, stdin EOF).
@@ -195,6 +196,23 @@ QUICK_NAMES = (
     "50/s, 0.1-0.5 s, 2 processes",
 )
 QUICK = tuple(cell for cell in FULL if cell.name in QUICK_NAMES)
+MATRIX_NAMES = (  # issue 29's matrix, in the order it runs (a run cut short keeps the first)
+    "50/s, 1 s burst, 50-250 ms, Retry-After: 1",
+    "50/s, 30 % 503 with Retry-After: 1 for 10 s",
+    "50/s, 30 % 529 with Retry-After: 1 for 10 s (Messages)",
+    "50/s, 429s taking 2 s",
+    "concurrency limit 20, 0.1-0.5 s answers",
+    "50/s sliding-window log",
+    "50/s fixed window per second",
+    "10/s rising to 50/s at 3 s",
+    "50/s, 30 % 503 without Retry-After for 10 s",
+    "50/s falling to 10/s at 2 s",
+    "50/s, 4 s burst, 100-500 ms",
+    "120/s, 0.1 s burst, no Retry-After",
+    "50/s, 0.1-0.5 s, 2 processes",
+    "concurrency limit 20, 0.8-2.5 s answers, Retry-After: 1",
+    "1.2M tokens per minute, 5-15k-token prompts",
+)
 THROUGHPUT = (100, 500, 2000)
 
 
@@ -290,6 +308,7 @@ def run_cell(cell: Cell, runs: dict[str, int]) -> dict[str, Any]:
     options = _gateway_options(cell)
     bound = sum(runs.values()) * (20 * cell.ideal + 90)
     results: dict[str, Any] = {"cell": asdict(cell), "ideal_s": round(cell.ideal, 2), "clients": {}}
+    results["load_1m_before"] = os.getloadavg()[0]
     with ServerProcess(8, bound, module="benchmarks.gateway", options=options) as gateway:
         rows_of: dict[str, list[dict[str, Any]]] = {name: [] for name in runs}
         for repetition in range(max(runs.values(), default=0)):  # client after client, each time
@@ -306,6 +325,7 @@ def run_cell(cell: Cell, runs: dict[str, int]) -> dict[str, Any]:
                 "calls_per_s": _spread([r.get("calls_per_s") for r in rows]),
                 "cpu_ms_per_call": _spread([r.get("cpu_ms_per_call") for r in rows]),
             }
+    results["load_1m_after"] = os.getloadavg()[0]
     return results
 
 
@@ -324,15 +344,17 @@ def _range(spread: dict[str, float | None], digits: int = 2) -> str:
 
 def markdown(results: dict[str, Any]) -> str:
     out = [
-        "| gateway profile | client | runs | wall / ideal | requests / answer | failed calls |",
-        "|---|---|---:|---|---|---|",
+        "| gateway profile | client | runs | wall / ideal | requests / answer | failed calls "
+        "| load (1 min) |",
+        "|---|---|---:|---|---|---|---|",
     ]
     for cell in results["cells"]:
+        load = f"{cell.get('load_1m_before', 0):.1f}-{cell.get('load_1m_after', 0):.1f}"
         for name, row in cell["clients"].items():
             out.append(
                 f"| {cell['cell']['name']} | {name} | {len(row['runs'])} | "
                 f"{_range(row['wall_vs_ideal'])} | {_range(row['requests_per_answer'])} | "
-                f"{_range(row['failed'], 0)} |"
+                f"{_range(row['failed'], 0)} | {load} |"
             )
     out += [
         "",
@@ -420,7 +442,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--kinds", action="store_true", help="issue 29's other kinds of limit instead"
     )
-    parser.add_argument("--matrix", action="store_true", help="the quick cells and the kinds")
+    parser.add_argument("--matrix", action="store_true", help="issue 29's matrix (MATRIX_NAMES)")
     parser.add_argument("--only", action="append", default=[], help="cells whose name has this")
     parser.add_argument("--runs", type=int, help="runs per cell and client (peers too)")
     parser.add_argument("--no-throughput", action="store_true")
@@ -432,7 +454,8 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(outcome), flush=True)
         return
     if args.matrix:
-        cells = QUICK + OTHER_KINDS
+        known = {cell.name: cell for cell in FULL + OTHER_KINDS}
+        cells = tuple(known[name] for name in MATRIX_NAMES)
     else:
         cells = OTHER_KINDS if args.kinds else QUICK if args.quick else FULL
     if args.only:

@@ -112,3 +112,9 @@ def test_each_new_cell_hands_the_gateway_its_kind(cell: rates.Cell) -> None:
 def test_a_529_cell_runs_the_clients_that_speak_messages() -> None:
     cell = next(c for c in rates.OTHER_KINDS if c.overload and c.overload[2] == 529)
     assert set(rates.clients_for(cell, 3, 3)) == {rates.KIMI_MESSAGES, rates.CHAT_ANTHROPIC}
+
+
+def test_the_matrix_names_known_cells_once() -> None:
+    known = {cell.name for cell in (*rates.FULL, *rates.OTHER_KINDS)}
+    assert set(rates.MATRIX_NAMES) <= known
+    assert len(set(rates.MATRIX_NAMES)) == len(rates.MATRIX_NAMES)
