@@ -95,7 +95,7 @@ class Knobs:
     )
     min_rate: float = _knob(0.1, "requests/s", "pacer", "lowest rate: pacing never stops sending")
     slow_refusal: float = _knob(
-        0.25,
+        0.5,
         "s",
         "pacer",
         "429s slower than this: a step counts its sends one such refusal back",

@@ -32,7 +32,7 @@ MISSES = {
     "20/s, 30-90 s answers, 2,000 concurrent": (1.19, 1.15),
     "50/s, 0.8-2.5 s, 4 processes": (1.32, 1.15),
     "50/s, 0.1-0.5 s, 8 processes": (1.15, 1.26),
-    "50/s, 0.1-0.5 s, 16 processes": (1.15, 1.42),
+    "50/s, 0.1-0.5 s, 16 processes": (1.15, 1.41),
     "concurrency limit 20, 0.1-0.5 s answers": (1.45, 1.15),
     "concurrency limit 20, 0.8-2.5 s answers, Retry-After: 1": (1.33, 1.46),
     "1.2M tokens per minute, 5-15k-token prompts": (1.15, 1.56),
