@@ -37,6 +37,11 @@ TOKEN_BUCKETS = {
     "20/s, 30-90 s answers, 2,000 concurrent": Profile(
         20, latency=(30, 90), calls=2000, concurrency=2000
     ),
+    # Past the pool's first capacity: 500/s of 1-2 s answers need ~750 in flight, so the pool
+    # must grow (admission's `slow_answer`); the knob sweep could not see that path without it.
+    "500/s, 1-2 s answers, 800 concurrent": Profile(
+        500, latency=(1.0, 2.0), calls=3000, concurrency=800
+    ),
     "50/s, 0.1-0.5 s, 2 processes": Profile(50, latency=(0.1, 0.5), processes=2, concurrency=128),
     "50/s, 0.8-2.5 s, 4 processes": Profile(50, latency=(0.8, 2.5), processes=4, concurrency=64),
     "50/s, 0.1-0.5 s, 8 processes": Profile(
