@@ -12,7 +12,7 @@ answering at once: calls per second at 100, 500 and 2,000 concurrent `ainvoke`, 
 processes' CPU per call (`time.process_time()` around the `abatch`).
 
     python -m benchmarks.rates [--quick | --kinds | --matrix] [--only TEXT] [--runs N]
-                               [--no-throughput] [--out DIR] [--name NAME]
+                               [--no-throughput] [--stop-after S] [--out DIR] [--name NAME]
 
 `--kinds` runs issue 29's other kinds of limit (`OTHER_KINDS`: a concurrency limit, tokens per
 minute, sliding and fixed windows, limits that fall and rise, 503 / 529 overloads with and
@@ -386,9 +386,11 @@ def run(
     peer_runs: int,
     throughput: tuple[int, ...],
     partial: Path | None = None,
+    stop_after: float | None = None,
 ) -> dict[str, Any]:
     """Every cell, then the throughput cells; `partial`: the results so far are written there
-    after each cell (a run cut short keeps what it measured)."""
+    after each cell (a run cut short keeps what it measured); `stop_after`: seconds after which
+    no new cell starts."""
     started = time.perf_counter()
     results: dict[str, Any] = {
         "runs": runs,
@@ -398,6 +400,9 @@ def run(
         "throughput": [],
     }
     for cell in cells:
+        if stop_after is not None and time.perf_counter() - started > stop_after:
+            results["stopped_before"] = cell.name  # no new cell after --stop-after seconds
+            break
         results["cells"].append(run_cell(cell, clients_for(cell, runs, peer_runs)))
         results["load_average_1m_after"] = os.getloadavg()[0]
         if partial is not None:
@@ -446,6 +451,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", action="append", default=[], help="cells whose name has this")
     parser.add_argument("--runs", type=int, help="runs per cell and client (peers too)")
     parser.add_argument("--no-throughput", action="store_true")
+    parser.add_argument("--stop-after", type=float, help="start no cell after this many seconds")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--name", default="rates", help="the results' file names")
     args = parser.parse_args(argv)
@@ -465,7 +471,14 @@ def main(argv: list[str] | None = None) -> None:
     levels = () if args.no_throughput else THROUGHPUT[:2] if args.quick else THROUGHPUT
     args.out.mkdir(parents=True, exist_ok=True)
     partial = args.out / f"{args.name}.partial.json"
-    results = run(cells, runs=runs, peer_runs=peer_runs, throughput=levels, partial=partial)
+    results = run(
+        cells,
+        runs=runs,
+        peer_runs=peer_runs,
+        throughput=levels,
+        partial=partial,
+        stop_after=args.stop_after,
+    )
     (args.out / f"{args.name}.json").write_text(json.dumps(results, indent=2) + "\n")
     (args.out / f"{args.name}.md").write_text(markdown(results))
     partial.unlink(missing_ok=True)
