@@ -53,7 +53,7 @@ class Pacer:
     _step_start: float = field(default=0.0, repr=False)
     _step_sent: int = field(default=0, repr=False)
     _step_throttled: int = field(default=0, repr=False)  # 429s of requests sent in this step
-    _lag: float = field(default=0.0, repr=False)  # the slowest 429 seen, from its send
+    _lag: float = field(default=0.0, repr=False)  # this episode's slowest 429, from its send
     _clean_steps: int = field(default=0, repr=False)
     _last_throttled: float = field(default=float("-inf"), repr=False)
     _waited_until: float = field(default=float("-inf"), repr=False)  # end of the last wait
@@ -173,6 +173,7 @@ class Pacer:
     def _go_inert(self) -> None:
         self._end_first_step()
         self.rate = None
+        self._lag = 0.0  # like the rate, learnt anew in the next episode
 
     def _refill(self, now: float) -> None:
         assert self.rate is not None

@@ -227,3 +227,14 @@ def test_once_a_throttled_step_measured_the_gateway_clean_steps_add_probe_from_t
     # A clean step in which the pace was used: + KNOBS.probe (the rate was measured: no doubling, and
     # the first raise after a throttled step is KNOBS.probe itself).
     assert pacer.current(0.5) == pytest.approx(KNOBS.margin * 2 / 0.25 + KNOBS.probe)
+
+
+def test_a_slow_refusal_is_forgotten_with_the_episode() -> None:
+    # A 429 that took 3 s makes this episode's steps count one lag back; once pacing healed, the
+    # next episode learns its refusals' time anew (nothing is remembered across episodes).
+    pacer = Pacer()
+    pacer.sent(0.0)
+    pacer.throttled(sent_at=0.0, now=3.0)
+    assert pacer._lag == 3.0 >= KNOBS.slow_refusal
+    assert pacer.current(3.0 + KNOBS.heal) is None
+    assert pacer._lag == 0.0
