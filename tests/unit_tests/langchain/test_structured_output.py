@@ -665,13 +665,14 @@ async def test_async_stream_parser_matches_the_sync_one() -> None:
 
 
 def test_fenced_json_answer_is_parsed() -> None:
+    # A fenced answer is not the schema's JSON: the fake refuses to script it, so it is raw.
     text = "```json\n" + json.dumps(ANSWER) + "\n```"
-    model = _model("kimi-k3.1-pro", "openai", [], text=text)
+    model = _model("kimi-k3.1-pro", "openai", [], text=text, how="unchecked")
     assert model.with_structured_output(Weather).invoke("hi") == Weather(
         city="Paris", temperature_c=21.5
     )
     bare_fence = "```\n" + json.dumps(ANSWER) + "\n```"
-    model = _model("kimi-k3.1-pro", "openai", [], text=bare_fence)
+    model = _model("kimi-k3.1-pro", "openai", [], text=bare_fence, how="unchecked")
     assert model.with_structured_output(WEATHER_JSON).invoke("hi") == ANSWER
 
 
@@ -682,7 +683,7 @@ def test_the_error_messages_say_what_went_wrong() -> None:
     with pytest.raises(OutputParserException) as caught:
         KimiJsonAnswerParser().parse_result([])
     assert caught.value.llm_output == ""
-    model = _model("kimi-k3.1-pro", "anthropic", [], text="I can't.", stop_reason="refusal")
+    model = _model("kimi-k3.1-pro", "anthropic", [], text="I can't.", how="refusal")
     with pytest.raises(ModelRefusalError) as refused:
         model.with_structured_output(Weather).invoke("hi")
     assert str(refused.value) == (
@@ -740,6 +741,8 @@ def test_strict_json_schema_drops_the_nulls_it_added() -> None:
     text = json.dumps({**ANSWER, "summary": None})
     model = _model("kimi-k3.1-pro", "openai", [], text=text)
     assert model.with_structured_output(schema).invoke("hi") == ANSWER
+    # Not strict, the schema sent refuses the null: raw, as a service that does not enforce it.
+    model = _model("kimi-k3.1-pro", "openai", [], text=text, how="unchecked")
     assert model.with_structured_output(schema, strict=False).invoke("hi") == {
         **ANSWER,
         "summary": None,
@@ -747,7 +750,7 @@ def test_strict_json_schema_drops_the_nulls_it_added() -> None:
 
 
 def test_pydantic_v2_schema_parses_without_deprecation_warnings() -> None:
-    model = _model("kimi-k3.1-pro", "openai", [])
+    model = _model("kimi-k3.1-pro", "openai", [], text=STRICT_ANSWER)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert model.with_structured_output(Weather).invoke("hi") == Weather(
@@ -813,7 +816,8 @@ def test_function_calling_passes_strict_to_the_tool() -> None:
 )
 def test_traced_schema_keeps_name_and_description(method: str, schema: Any) -> None:
     handler = _Options()
-    runnable = _model("kimi-k3.1-pro", "openai", []).with_structured_output(
+    text = json.dumps({"a": "x"}) if method == "json_schema" else STRICT_ANSWER
+    runnable = _model("kimi-k3.1-pro", "openai", [], text=text).with_structured_output(
         schema,
         method=method,  # type: ignore[arg-type]
     )
