@@ -224,3 +224,9 @@ def test_the_fallback_host_is_served_to_any_client_only_when_asked() -> None:
                 continue
             assert send().json()["choices"][0]["message"]["content"] == "from the fallback"
         assert gw.hosts == ["api.evolink.ai"]
+
+
+def test_chat_model_still_sets_no_fallback_unless_asked() -> None:
+    for gw in (FakeKimiGateway(), FakeKimiGateway(key="k", fallback=True)):
+        assert gw.chat_model().fallback_base_url is None  # the gateway's option is for clients
+        assert gw.chat_model(fallback=True).fallback_base_url == "https://api.evolink.ai"
