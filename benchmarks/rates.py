@@ -11,7 +11,14 @@ gateway's count: the rest were 429s) and failed calls. Reported as the median an
 answering at once: calls per second at 100, 500 and 2,000 concurrent `ainvoke`, and the client
 processes' CPU per call (`time.process_time()` around the `abatch`).
 
-    python -m benchmarks.rates [--quick] [--out DIR]
+    python -m benchmarks.rates [--quick | --kinds | --matrix] [--only TEXT] [--runs N]
+                               [--no-throughput] [--stop-after S] [--out DIR] [--name NAME]
+
+`--kinds` runs issue 29's other kinds of limit (`OTHER_KINDS`: a concurrency limit, tokens per
+minute, sliding and fixed windows, limits that fall and rise, 503 / 529 overloads with and
+without `Retry-After`, 2 s refusals); `--matrix` issue 29's matrix (`MATRIX_NAMES`: most of
+those and five token buckets, in priority order). Each repetition runs
+client after client (interleaved, so a change in the machine's load hits every client alike).
 
 Loopback only; every process is bounded (timeouts, the gateway's `--max-seconds`, stdin EOF).
 Writes `rates.json` and `rates.md` (the table) under `benchmarks/results/` or `--out`.
@@ -34,10 +41,12 @@ from typing import Any
 import httpx
 
 from benchmarks.measure import PROMPT
+from benchmarks.replies import MODEL
 from benchmarks.run import ServerProcess, _read_line, stop
 from benchmarks.scale import CHAT_ANTHROPIC, CHAT_OPENAI, KIMI_DEFAULT, ROOT, build_default
 
-CLIENTS = (KIMI_DEFAULT, CHAT_ANTHROPIC, CHAT_OPENAI)
+KIMI_MESSAGES = "ChatKimi (Messages)"
+CLIENTS = (KIMI_DEFAULT, KIMI_MESSAGES, CHAT_ANTHROPIC, CHAT_OPENAI)
 READY_TIMEOUT = 60.0
 
 
@@ -52,13 +61,41 @@ class Cell:
     concurrency: int = 256
     processes: int = 1
     refusal_delay: float = 0.0  # 429s take up to this long (a gateway across a network)
+    refusal_min: float = 0.0  # and at least this long
+    # Issue 29's other kinds (`benchmarks.limits`): the client is not told which one it meets.
+    limit: str = "bucket"  # bucket | concurrency | tokens | sliding | fixed
+    concurrency_limit: int = 20
+    tokens_per_minute: float = 1_200_000
+    prompt_tokens: tuple[float, float] = (5_000, 15_000)
+    moves: tuple[float, float] | None = None  # (seconds, new rate): the bucket's limit moves
+    overload: tuple[float, float, int, bool] | None = None  # share, seconds, 503/529, Retry-After
+
+    @property
+    def limited(self) -> bool:
+        return bool(self.rate) or self.limit != "bucket"
 
     @property
     def ideal(self) -> float:
+        """What a client that knew the limit would take (as `tests/support/pool_simulation.py`
+        counts it): the calls beyond the burst at the rate plus one mean answer; the throughput
+        bound for a concurrency or tokens limit."""
+        answer = sum(self.answer) / 2
+        if self.limit == "concurrency":
+            return self.calls * answer / min(self.concurrency_limit, self.concurrency)
+        if self.limit == "tokens":
+            tokens = self.calls * sum(self.prompt_tokens) / 2
+            beyond_minute = max(0.0, tokens - self.tokens_per_minute)
+            return beyond_minute / (self.tokens_per_minute / 60) + answer
         if not self.rate:  # unlimited: nothing to compare with
-            return sum(self.answer) / 2 + 1.0
-        beyond_burst = max(0.0, self.calls - self.rate * self.burst)
-        return beyond_burst / self.rate + sum(self.answer) / 2
+            return answer + 1.0
+        burst = 1.0 if self.limit in ("sliding", "fixed") else self.burst
+        beyond_burst = max(0.0, self.calls - self.rate * burst)
+        if self.moves is not None:
+            moved_at, new_rate = self.moves
+            before = self.rate * moved_at  # what the first rate admits before the limit moves
+            if beyond_burst > before:
+                return moved_at + (beyond_burst - before) / new_rate + answer
+        return beyond_burst / self.rate + answer
 
 
 FULL = (
@@ -102,6 +139,52 @@ FULL = (
         processes=8,
     ),
 )
+OTHER_KINDS = (
+    Cell(
+        "concurrency limit 20, 0.1-0.5 s answers",
+        0,
+        answer=(0.1, 0.5),
+        retry_after="absent",
+        limit="concurrency",
+    ),
+    Cell(
+        "concurrency limit 20, 0.8-2.5 s answers, Retry-After: 1",
+        0,
+        answer=(0.8, 2.5),
+        calls=200,
+        limit="concurrency",
+    ),
+    Cell(
+        "1.2M tokens per minute, 5-15k-token prompts",
+        0,
+        calls=200,
+        retry_after="fraction",
+        limit="tokens",
+    ),
+    Cell("50/s sliding-window log", 50, limit="sliding"),
+    Cell("50/s fixed window per second", 50, limit="fixed"),
+    Cell("50/s falling to 10/s at 2 s", 50, calls=300, moves=(2.0, 10.0)),
+    Cell("10/s rising to 50/s at 3 s", 10, calls=400, moves=(3.0, 50.0)),
+    Cell(
+        "50/s, 30 % 503 with Retry-After: 1 for 10 s",
+        50,
+        calls=600,
+        overload=(0.3, 10, 503, True),
+    ),
+    Cell(
+        "50/s, 30 % 529 with Retry-After: 1 for 10 s (Messages)",
+        50,
+        calls=600,
+        overload=(0.3, 10, 529, True),
+    ),
+    Cell(
+        "50/s, 30 % 503 without Retry-After for 10 s",
+        50,
+        calls=600,
+        overload=(0.3, 10, 503, False),
+    ),
+    Cell("50/s, 429s taking 2 s", 50, refusal_delay=2.0, refusal_min=2.0),
+)
 QUICK_NAMES = (
     "50/s, 1 s burst, 50-250 ms, Retry-After: 1",
     "50/s, 429s taking up to 200 ms",
@@ -113,6 +196,23 @@ QUICK_NAMES = (
     "50/s, 0.1-0.5 s, 2 processes",
 )
 QUICK = tuple(cell for cell in FULL if cell.name in QUICK_NAMES)
+MATRIX_NAMES = (  # issue 29's matrix, in the order it runs (a run cut short keeps the first)
+    "50/s, 1 s burst, 50-250 ms, Retry-After: 1",
+    "50/s, 30 % 503 with Retry-After: 1 for 10 s",
+    "50/s, 30 % 529 with Retry-After: 1 for 10 s (Messages)",
+    "50/s, 429s taking 2 s",
+    "concurrency limit 20, 0.1-0.5 s answers",
+    "50/s sliding-window log",
+    "50/s fixed window per second",
+    "10/s rising to 50/s at 3 s",
+    "50/s, 30 % 503 without Retry-After for 10 s",
+    "50/s falling to 10/s at 2 s",
+    "50/s, 4 s burst, 100-500 ms",
+    "120/s, 0.1 s burst, no Retry-After",
+    "50/s, 0.1-0.5 s, 2 processes",
+    "concurrency limit 20, 0.8-2.5 s answers, Retry-After: 1",
+    "1.2M tokens per minute, 5-15k-token prompts",
+)
 THROUGHPUT = (100, 500, 2000)
 
 
@@ -164,7 +264,7 @@ def _one_run(name: str, port: int, cell: Cell) -> dict[str, Any]:
     answers = cell.calls - failed
     return {
         "wall_s": round(wall, 2),
-        "wall_vs_ideal": round(wall / cell.ideal, 3) if cell.rate else None,
+        "wall_vs_ideal": round(wall / cell.ideal, 3) if cell.limited else None,
         "calls_per_s": round(answers / wall, 1),
         "requests_per_answer": round(stats["requests"] / answers, 3) if answers else None,
         "failed": failed,
@@ -175,11 +275,25 @@ def _one_run(name: str, port: int, cell: Cell) -> dict[str, Any]:
 
 def _gateway_options(cell: Cell) -> tuple[str, ...]:
     low, high = cell.answer
-    return (
+    options: tuple[str, ...] = (
         "--rate", str(cell.rate), "--burst", str(cell.burst), "--retry-after", cell.retry_after,
         "--min-delay", str(low), "--max-delay", str(high),
-        "--refusal-delay", str(cell.refusal_delay),
+        "--refusal-delay", str(cell.refusal_delay), "--refusal-min", str(cell.refusal_min),
+        "--limit", cell.limit, "--concurrency-limit", str(cell.concurrency_limit),
+        "--tokens-per-minute", str(cell.tokens_per_minute),
+        "--prompt-tokens", *map(str, cell.prompt_tokens),
     )  # fmt: skip
+    if cell.moves is not None:
+        options += ("--moves-at", str(cell.moves[0]), "--moved-rate", str(cell.moves[1]))
+    if cell.overload is not None:
+        share, seconds, status, retry_after = cell.overload
+        options += (
+            "--overload-share", str(share), "--overload-seconds", str(seconds),
+            "--overload-status", str(status),
+        )  # fmt: skip
+        if not retry_after:
+            options += ("--overload-no-retry-after",)
+    return options
 
 
 def _spread(values: list[float | None]) -> dict[str, float | None]:
@@ -194,9 +308,15 @@ def run_cell(cell: Cell, runs: dict[str, int]) -> dict[str, Any]:
     options = _gateway_options(cell)
     bound = sum(runs.values()) * (20 * cell.ideal + 90)
     results: dict[str, Any] = {"cell": asdict(cell), "ideal_s": round(cell.ideal, 2), "clients": {}}
+    results["load_1m_before"] = os.getloadavg()[0]
     with ServerProcess(8, bound, module="benchmarks.gateway", options=options) as gateway:
-        for name, count in runs.items():
-            rows = [_one_run(name, gateway.port, cell) for _ in range(count)]
+        rows_of: dict[str, list[dict[str, Any]]] = {name: [] for name in runs}
+        for repetition in range(max(runs.values(), default=0)):  # client after client, each time
+            for name, count in runs.items():
+                if repetition < count:
+                    rows_of[name].append(_one_run(name, gateway.port, cell))
+                    _log(f"{cell.name} / {name} run {repetition + 1}: {rows_of[name][-1]}")
+        for name, rows in rows_of.items():
             results["clients"][name] = {
                 "runs": rows,
                 "wall_vs_ideal": _spread([r.get("wall_vs_ideal") for r in rows]),
@@ -205,7 +325,7 @@ def run_cell(cell: Cell, runs: dict[str, int]) -> dict[str, Any]:
                 "calls_per_s": _spread([r.get("calls_per_s") for r in rows]),
                 "cpu_ms_per_call": _spread([r.get("cpu_ms_per_call") for r in rows]),
             }
-            _log(f"{cell.name} / {name}: {results['clients'][name]['wall_vs_ideal']}")
+    results["load_1m_after"] = os.getloadavg()[0]
     return results
 
 
@@ -224,15 +344,17 @@ def _range(spread: dict[str, float | None], digits: int = 2) -> str:
 
 def markdown(results: dict[str, Any]) -> str:
     out = [
-        "| gateway profile | client | runs | wall / ideal | requests / answer | failed calls |",
-        "|---|---|---:|---|---|---|",
+        "| gateway profile | client | runs | wall / ideal | requests / answer | failed calls "
+        "| load (1 min) |",
+        "|---|---|---:|---|---|---|---|",
     ]
     for cell in results["cells"]:
+        load = f"{cell.get('load_1m_before', 0):.1f}-{cell.get('load_1m_after', 0):.1f}"
         for name, row in cell["clients"].items():
             out.append(
                 f"| {cell['cell']['name']} | {name} | {len(row['runs'])} | "
                 f"{_range(row['wall_vs_ideal'])} | {_range(row['requests_per_answer'])} | "
-                f"{_range(row['failed'], 0)} |"
+                f"{_range(row['failed'], 0)} | {load} |"
             )
     out += [
         "",
@@ -249,27 +371,57 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def run(quick: bool) -> dict[str, Any]:
+def clients_for(cell: Cell, runs: int, peer_runs: int) -> dict[str, int]:
+    """The clients a cell runs, with their run counts: a 529 is Messages' overload, so that cell
+    runs ChatKimi on Messages and ChatAnthropic only (ChatOpenAI does not speak it)."""
+    if cell.overload is not None and cell.overload[2] == 529:
+        return {KIMI_MESSAGES: runs, CHAT_ANTHROPIC: peer_runs}
+    return {KIMI_DEFAULT: runs, CHAT_ANTHROPIC: peer_runs, CHAT_OPENAI: peer_runs}
+
+
+def run(
+    cells: tuple[Cell, ...],
+    *,
+    runs: int,
+    peer_runs: int,
+    throughput: tuple[int, ...],
+    partial: Path | None = None,
+    stop_after: float | None = None,
+) -> dict[str, Any]:
+    """Every cell, then the throughput cells; `partial`: the results so far are written there
+    after each cell (a run cut short keeps what it measured); `stop_after`: seconds after which
+    no new cell starts."""
     started = time.perf_counter()
-    kimi_runs = 2 if quick else 3
-    runs = {KIMI_DEFAULT: kimi_runs, CHAT_ANTHROPIC: 1, CHAT_OPENAI: 1}
-    cells = QUICK if quick else FULL
     results: dict[str, Any] = {
-        "profile": "quick" if quick else "full",
+        "runs": runs,
+        "peer_runs": peer_runs,
         "load_average_1m": os.getloadavg()[0],
-        "cells": [run_cell(cell, runs) for cell in cells],
+        "cells": [],
+        "throughput": [],
     }
-    levels = THROUGHPUT[:2] if quick else THROUGHPUT
-    results["throughput"] = [
-        run_cell(Cell(f"{c} concurrent", 0, answer=(0.0, 0.0), calls=4 * c, concurrency=c), runs)
-        for c in levels
-    ]
+    for cell in cells:
+        if stop_after is not None and time.perf_counter() - started > stop_after:
+            results["stopped_before"] = cell.name  # no new cell after --stop-after seconds
+            break
+        results["cells"].append(run_cell(cell, clients_for(cell, runs, peer_runs)))
+        results["load_average_1m_after"] = os.getloadavg()[0]
+        if partial is not None:
+            partial.write_text(json.dumps(results, indent=2) + "\n")
+    for c in throughput:
+        cell = Cell(f"{c} concurrent", 0, answer=(0.0, 0.0), calls=4 * c, concurrency=c)
+        results["throughput"].append(run_cell(cell, clients_for(cell, runs, peer_runs)))
     results["elapsed_s"] = round(time.perf_counter() - started, 1)
     return results
 
 
 async def _worker(name: str, port: int, calls: int, concurrency: int) -> dict[str, Any]:
-    model = build_default(name, port, key="bench-rates")
+    if name == KIMI_MESSAGES:
+        from langchain_kimi import ChatKimi
+
+        root = f"http://127.0.0.1:{port}"
+        model = ChatKimi(model=MODEL, base_url=root, api_key="bench-rates", protocol="anthropic")
+    else:
+        model = build_default(name, port, key="bench-rates")
     print("READY", flush=True)
     if sys.stdin.readline().strip() != "GO":
         return {"failed": calls, "first_failure": "no GO"}
@@ -291,18 +443,46 @@ def main(argv: list[str] | None = None) -> None:
     worker.add_argument("port", type=int)
     worker.add_argument("calls", type=int)
     worker.add_argument("concurrency", type=int)
-    parser.add_argument("--quick", action="store_true", help="six cells, fewer runs")
+    parser.add_argument("--quick", action="store_true", help="eight cells, fewer runs")
+    parser.add_argument(
+        "--kinds", action="store_true", help="issue 29's other kinds of limit instead"
+    )
+    parser.add_argument("--matrix", action="store_true", help="issue 29's matrix (MATRIX_NAMES)")
+    parser.add_argument("--only", action="append", default=[], help="cells whose name has this")
+    parser.add_argument("--runs", type=int, help="runs per cell and client (peers too)")
+    parser.add_argument("--no-throughput", action="store_true")
+    parser.add_argument("--stop-after", type=float, help="start no cell after this many seconds")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    parser.add_argument("--name", default="rates", help="the results' file names")
     args = parser.parse_args(argv)
     if args.what == "worker":
         outcome = asyncio.run(_worker(args.name, args.port, args.calls, args.concurrency))
         print(json.dumps(outcome), flush=True)
         return
-    results = run(args.quick)
+    if args.matrix:
+        known = {cell.name: cell for cell in FULL + OTHER_KINDS}
+        cells = tuple(known[name] for name in MATRIX_NAMES)
+    else:
+        cells = OTHER_KINDS if args.kinds else QUICK if args.quick else FULL
+    if args.only:
+        cells = tuple(cell for cell in cells if any(part in cell.name for part in args.only))
+    runs = args.runs or (2 if args.quick else 3)
+    peer_runs = args.runs or 1
+    levels = () if args.no_throughput else THROUGHPUT[:2] if args.quick else THROUGHPUT
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "rates.json").write_text(json.dumps(results, indent=2) + "\n")
-    (args.out / "rates.md").write_text(markdown(results))
-    _log(f"done in {results['elapsed_s']} s: {args.out / 'rates.md'}")
+    partial = args.out / f"{args.name}.partial.json"
+    results = run(
+        cells,
+        runs=runs,
+        peer_runs=peer_runs,
+        throughput=levels,
+        partial=partial,
+        stop_after=args.stop_after,
+    )
+    (args.out / f"{args.name}.json").write_text(json.dumps(results, indent=2) + "\n")
+    (args.out / f"{args.name}.md").write_text(markdown(results))
+    partial.unlink(missing_ok=True)
+    _log(f"done in {results['elapsed_s']} s: {args.out / (args.name + '.md')}")
 
 
 if __name__ == "__main__":

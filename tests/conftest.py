@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from vcr import VCR
 
-from tests.support.fake_gateway import PLACEHOLDER_KEY
+from tests.support.gateways import PLACEHOLDER_KEY
 from tests.support.recording import (
     PLACEHOLDER_AUTH,
     record_mode,

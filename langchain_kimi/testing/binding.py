@@ -20,6 +20,7 @@ from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 
+from langchain_kimi.testing.raw_steps import Raw
 from langchain_kimi.testing.script import Error, ScriptError, Step, WebSearch
 
 When = Callable[[dict[str, Any]], bool] | str | None
@@ -33,9 +34,12 @@ class AmbiguousStepError(ScriptError):
 class Scripted:
     """A step with its place in the script (1-based) and what binds it."""
 
-    step: Step
+    step: Step | Raw
     number: int
     when: When = None
+    repeat: bool = False
+    """Answers every request that takes it, never used up."""
+    used: bool = False
 
     def matches(self, body: Any) -> bool:
         if self.when is None:
@@ -46,7 +50,9 @@ class Scripted:
 
     def describe(self) -> str:
         step = self.step
-        if isinstance(step, Error):
+        if isinstance(step, Raw):
+            what = "raw answer"
+        elif isinstance(step, Error):
             what = f"error {step.status}"
         elif isinstance(step, WebSearch):
             what = f"web search {step.query!r}"
@@ -55,7 +61,8 @@ class Scripted:
         else:
             what = f"reply {step.text[:40]!r}"
         bound = "" if self.when is None else " (bound)"
-        return f"step {self.number} ({what}){bound}"
+        repeat = ", repeating" if self.repeat else ""
+        return f"step {self.number} ({what}{repeat}){bound}"
 
 
 def last_user_text(body: Any) -> str:
@@ -157,12 +164,19 @@ class Script:
         self._count = 0
         self._calls = calls
 
-    def add(self, step: Step, when: When = None) -> None:
+    def add(self, step: Step | Raw, when: When = None, *, repeat: bool = False) -> None:
+        forever = next((s for s in self._steps if s.repeat and s.when is None), None)
+        if forever is not None and when is None:
+            raise ValueError(
+                f"the unbound {forever.describe()} answers every later request: an unbound step "
+                "after it would never be served (script it before, or bind it with when=)"
+            )
         self._count += 1
-        self._steps.append(Scripted(step, self._count, when))
+        self._steps.append(Scripted(step, self._count, when, repeat))
 
     def __len__(self) -> int:
-        return len(self._steps)
+        """The steps no request has used yet (a repeating step counts until first used)."""
+        return sum(not s.used for s in self._steps)
 
     def peek_unbound(self) -> Scripted | None:
         return next((s for s in self._steps if s.when is None), None)
@@ -172,7 +186,7 @@ class Script:
         unbound step other calls in flight could have taken instead."""
         bound = next((s for s in self._steps if s.when is not None and s.matches(body)), None)
         if bound is not None:
-            self._steps.remove(bound)
+            self._use(bound)
             return bound
         unbound = [s for s in self._steps if s.when is None]
         if not unbound:
@@ -181,13 +195,14 @@ class Script:
         with self._calls.lock:
             active = list(self._calls.active)
             others = len(active) - 1
-        rivals = unbound[1 : 1 + max(0, others)]
+        # Rivals of a repeating step take that same step: no ambiguity.
+        rivals = [] if chosen.repeat else unbound[1 : 1 + max(0, others)]
         if any(s.step != chosen.step for s in rivals):
             raise AmbiguousStepError(
                 f"{chosen.describe()} is unbound and {others} other call(s) are in flight: "
                 "which call takes it depends on timing"
             )
-        self._steps.remove(chosen)
+        self._use(chosen)
         if len(active) == 1:
             with self._calls.lock:
                 if active[0] in self._calls.active:
@@ -203,4 +218,9 @@ class Script:
         return next((s for s in self._steps if s.when is not None and s.matches(body)), None)
 
     def remove(self, scripted: Scripted) -> None:
-        self._steps.remove(scripted)
+        self._use(scripted)
+
+    def _use(self, scripted: Scripted) -> None:
+        scripted.used = True
+        if not scripted.repeat:
+            self._steps.remove(scripted)

@@ -7,7 +7,8 @@ kimi-k3) and `ChatCompletionRequest` for `/v1/chat/completions` (all models).
 
 from __future__ import annotations
 
-from functools import cache
+import json
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +58,17 @@ def _validator(protocol: str, family: str, kind: str = "request") -> Any:
 
 
 def request_problems(body: Any, protocol: str) -> list[str]:
-    """Where `body` breaks the request schema of its model x protocol ([] when it does not)."""
+    """Where `body` breaks the request schema of its model x protocol ([] when it does not).
+    Remembered per body: test suites send the same few bodies over and over, and a schema
+    walk costs about a millisecond."""
+    return list(_request_problems(json.dumps(body, sort_keys=True), protocol))
+
+
+@lru_cache(maxsize=4096)
+def _request_problems(text: str, protocol: str) -> tuple[str, ...]:
+    body = json.loads(text)
     family = "k3" if isinstance(body, dict) and body.get("model") == "kimi-k3" else "k3.1"
-    return _problems(_validator(protocol, family), body)
+    return tuple(_problems(_validator(protocol, family), body))
 
 
 def response_problems(body: Any, protocol: str, model: str) -> list[str]:
@@ -85,9 +94,18 @@ def schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
     """Why `value` breaks `schema` (a request's own output schema); None when it does not, or
     when the schema itself is not one jsonschema can read."""
     try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError as error:
-        return _short(error.message, 120)
+        validator = _schema_validator(json.dumps(schema, sort_keys=True))
     except jsonschema.SchemaError:
         return None
-    return None
+    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    return None if error is None else _short(error.message, 120)
+
+
+@lru_cache(maxsize=256)
+def _schema_validator(text: str) -> Any:
+    """A checked validator for a request's output schema (checking a schema costs more than
+    validating a value: `jsonschema.validate` does both every time)."""
+    schema = json.loads(text)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)

@@ -13,14 +13,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-import math
 import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from langchain_kimi.testing import cutting, possible, refusals, rules, wire
+from langchain_kimi.testing import cutting, possible, refusals, responses, rules
 from langchain_kimi.testing.assumptions import Assumed, Use
 from langchain_kimi.testing.binding import (
     AmbiguousStepError,
@@ -31,6 +30,7 @@ from langchain_kimi.testing.binding import (
     When,
     last_user_text,
 )
+from langchain_kimi.testing.raw_steps import Raw, RawAnswer, raw_step
 from langchain_kimi.testing.script import (
     DEFAULT_REASONING,
     Error,
@@ -71,9 +71,24 @@ class FakeKimiGateway:
     without using a step; `refusals` lists why. `assume` picks, per open question of
     `tools/live/questions.py`, `"strict"` (refuse) or `"lenient"` (accept) where the documents
     leave it open; `assumed` records each point that rested on one.
+
+    `key`: the only API key the gateway accepts (any other answers the documented 401; the
+    models `chat_model` makes send it). `offline=True`: a gateway for tests where nothing may be
+    sent (bad input refused before any I/O): every request is recorded, then fails the test.
+    `fallback=True`: the documented fallback host is served to any client (for code that
+    builds its own clients on `transport`; `chat_model(fallback=True)` does it for its models).
     """
 
-    def __init__(self, *, assume: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        assume: Mapping[str, str] | None = None,
+        key: str | None = None,
+        offline: bool = False,
+        fallback: bool = False,
+    ) -> None:
+        self._key = key
+        self._offline = offline
         self._assumed = Assumed(assume)
         self._calls = Calls()
         self._script = Script(self._calls)
@@ -96,7 +111,7 @@ class FakeKimiGateway:
         """The gateway as an httpx transport: `httpx.Client(transport=gw.transport)` talks to it
         (what `chat_model` does), for code that builds its own clients."""
         self._clients: tuple[httpx.Client, httpx.AsyncClient] | None = None
-        self._fallback_hosts: set[str] = set()
+        self._fallback_hosts: set[str] = {FALLBACK_HOST} if fallback else set()
 
     @property
     def assumed(self) -> list[Use]:
@@ -115,6 +130,7 @@ class FakeKimiGateway:
         refusal: bool = False,
         truncated: bool = False,
         same_round: bool = False,
+        repeat: bool = False,
         when: When = None,
     ) -> FakeKimiGateway:
         """The next reply: answer `text`, after `reasoning` (a default when None: reasoning is
@@ -128,7 +144,8 @@ class FakeKimiGateway:
         restante", so below the request's cap too). `same_round` (Chat Completions): the
         reply's tool calls join the `$web_search` round before it (one assistant turn).
         `when`: the request this step answers (the text of its last user message, or a
-        predicate on its JSON body), whatever the order.
+        predicate on its JSON body), whatever the order. `repeat`: the step answers every
+        request that reaches it and is never used up (an unbound one must come last).
         Returns the gateway, so calls chain."""
         calls = tool_calls_of(tool_calls)
         if usage is not None:
@@ -150,7 +167,7 @@ class FakeKimiGateway:
             finish="max_tokens" if truncated else None,
             same_round=same_round,
         )
-        return self._add(reply, when)
+        return self._add(reply, when, repeat)
 
     def add_web_search(
         self,
@@ -192,10 +209,12 @@ class FakeKimiGateway:
         code: str | None = None,
         retry_after: float | None = None,
         headers: Mapping[str, str] | None = None,
+        repeat: bool = False,
         when: When = None,
     ) -> FakeKimiGateway:
         """The next request fails with HTTP `status` and the protocol's documented error body.
-        `retry_after` (seconds) is sent as `Retry-After` and `retry-after-ms`."""
+        `retry_after` (seconds) is sent as `Retry-After` and `retry-after-ms`; `repeat` and
+        `when` as for `add_reply`."""
         if not 400 <= status <= 599:
             raise ValueError(f"add_error: status must be 4xx or 5xx, got {status}")
         error = Error(
@@ -206,13 +225,32 @@ class FakeKimiGateway:
             retry_after=retry_after,
             headers=dict(headers or {}),
         )
-        return self._add(error, when)
+        return self._add(error, when, repeat)
 
-    def _add(self, step: Reply | WebSearch | Error, when: When) -> FakeKimiGateway:
+    def add_raw(
+        self,
+        answer: RawAnswer,
+        *,
+        status: int = 200,
+        headers: Mapping[str, str] | None = None,
+        repeat: bool = False,
+        when: When = None,
+    ) -> FakeKimiGateway:
+        """The next request is answered with `answer` exactly, unchecked: an `httpx.Response`
+        as it is, `bytes` / `str` as an event stream body, a mapping as a JSON body (those
+        three with `status` and `headers`), or an exception raised as the transport would
+        (`httpx.ConnectError(...)`). For what the service should never send (a cut or
+        malformed stream, an odd body); the request is still judged first. `repeat` and `when`
+        as for `add_reply`."""
+        return self._add(raw_step(answer, status, headers), when, repeat)
+
+    def _add(
+        self, step: Reply | WebSearch | Error | Raw, when: When, repeat: bool = False
+    ) -> FakeKimiGateway:
         if when is not None and not (callable(when) or isinstance(when, str)):
             raise ValueError(f"when: the last user message's text or a predicate, got {when!r}")
         with self._lock:
-            self._script.add(step, when)
+            self._script.add(step, when, repeat=repeat)
         return self
 
     def _peek_unbound(self) -> Scripted | None:
@@ -229,20 +267,20 @@ class FakeKimiGateway:
     def chat_model(self, *, fallback: bool = False, **fields: Any) -> ChatKimi:
         """A `ChatKimi` talking to this gateway; any ChatKimi field may be given.
 
-        Defaults: a placeholder key, `max_retries=0` and no fallback base URL, so that each
-        scripted error reaches your code at once. Pass `max_retries` to exercise retries (they
-        wait out `Retry-After` and the back-off as in production: `max_retries=2` is three
-        attempts, each taking a step), and `fallback=True` (the documented fallback
-        `https://api.evolink.ai`) or `fallback_base_url=` to let a 5xx move the call there: the
-        gateway then serves that host too. Every model of one gateway shares its clients, so
-        they share one connection pool, as models with the same settings do in production.
-        Each model reports its calls' start and end to the gateway (a callback), which is how
-        an unbound step taken while calls overlap is caught."""
+        Defaults: the gateway's `key` (else a placeholder), `max_retries=0` and no fallback
+        base URL, so that each scripted error reaches your code at once. Pass `max_retries` to
+        exercise retries (they wait out `Retry-After` and the back-off as in production:
+        `max_retries=2` is three attempts, each taking a step), and `fallback=True` (the
+        documented fallback `https://api.evolink.ai`) or `fallback_base_url=` to let a 5xx
+        move the call there: the gateway then serves that host too. Every model of one gateway
+        shares its clients, so they share one connection pool, as models with the same
+        settings do in production. Each model reports its calls' start and end to the gateway
+        (a callback), which is how an unbound step taken while calls overlap is caught."""
         from langchain_kimi import ChatKimi
 
         sync_client, async_client = self._http_clients()
         settings: dict[str, Any] = {
-            "api_key": FAKE_KEY,
+            "api_key": self._key or FAKE_KEY,
             "max_retries": 0,
             "fallback_base_url": f"https://{FALLBACK_HOST}" if fallback else None,
             "http_client": sync_client,
@@ -274,7 +312,7 @@ class FakeKimiGateway:
         number = len(self.requests) + 1
         request_id = f"req_fake_{number:04d}"
         path = request.url.path
-        protocol = refusals.PATHS.get(path, "openai")
+        protocol = refusals.protocol_of(path) or "openai"
         try:
             body = json.loads(request.content)
         except ValueError:
@@ -282,6 +320,12 @@ class FakeKimiGateway:
         self.requests.append(body)
         self.paths.append(path)
         self.hosts.append(request.url.host)
+        if self._offline:
+            raise ScriptError(
+                f"FakeKimiGateway: request #{number} (POST {path}) was sent to an offline "
+                f"gateway: nothing may be sent here (bad input is refused before any I/O); "
+                f"body {body!r}"
+            )
         if request.url.host == FALLBACK_HOST and FALLBACK_HOST not in self._fallback_hosts:
             raise ScriptError(
                 f"FakeKimiGateway: request #{number} went to the fallback {FALLBACK_HOST} (a "
@@ -289,14 +333,16 @@ class FakeKimiGateway:
                 "gw.chat_model(fallback=True), or fallback_base_url=None on your model"
             )
         judged = rules.Judged(self._assumed, number, self.unverified)
-        refusal = refusals.refusal(request, body, protocol, self._issued, judged)
+        refusal = refusals.refusal(request, body, protocol, self._issued, judged, self._key)
         if refusal is not None:
             if refusal.status == 400:
                 self.refusals.append(refusal.message)
-            return self._error(refusal, protocol, request_id)
+            return responses.error_response(refusal, protocol, request_id)
         step = self._next_step(protocol, body, f"request #{number} (POST {path})")
+        if isinstance(step, Raw):
+            return step.response()
         if isinstance(step, Error):
-            return self._error(step, protocol, request_id)
+            return responses.error_response(step, protocol, request_id)
         return self._reply(step, protocol, body, request_id)
 
     def _take(self, body: Any, where: str) -> Scripted:
@@ -316,12 +362,12 @@ class FakeKimiGateway:
 
     def _next_step(
         self, protocol: str, body: dict[str, Any], where: str
-    ) -> Reply | tuple[WebSearch, ...] | Error:
+    ) -> Reply | tuple[WebSearch, ...] | Error | Raw:
         """The step answering `body`: a reply (on Messages with the searches before it), a Chat
         Completions `$web_search` round (its searches), or an error."""
         scripted = self._take(body, where)
         step = scripted.step
-        if isinstance(step, Error):
+        if isinstance(step, Error | Raw):
             return step
         searches: list[WebSearch] = []
         while isinstance(step, WebSearch):
@@ -336,7 +382,7 @@ class FakeKimiGateway:
             joins = following is not None and getattr(following.step, "same_round", False)
             if protocol == "openai" and not joins:
                 return self._possible(scripted, tuple(searches), body, protocol, where)
-            if following is None or isinstance(following.step, Error):
+            if following is None or isinstance(following.step, Error | Raw):
                 raise ScriptError(
                     f"FakeKimiGateway: {where}: a web search must be followed by a reply"
                 )
@@ -377,49 +423,12 @@ class FakeKimiGateway:
         body: dict[str, Any],
         request_id: str,
     ) -> httpx.Response:
-        rendering = wire.Rendering(
-            model=str(body.get("model")),
-            reply_id=f"{'msg' if protocol == 'anthropic' else 'chatcmpl'}_fake_{request_id[-4:]}",
-            new_call_id=lambda: (
-                f"{'toolu' if protocol == 'anthropic' else 'call'}_fake_{next(self._ids):04d}"
-            ),
-            sign=rules.sign,
-            prompt_chars=len(json.dumps(body.get("messages"))),
-            stop_sequence_reason=(
-                "end_turn" if self._assumed.strict("stop-sequence-reason") else "stop_sequence"
-            ),
+        strict_stop = self._assumed.strict("stop-sequence-reason")
+        rendering = responses.rendering(
+            body,
+            protocol,
+            request_id,
+            self._ids,
+            stop_sequence_reason="end_turn" if strict_stop else "stop_sequence",
         )
-        stream = bool(body.get("stream"))
-        headers = {"x-request-id": request_id}
-        if isinstance(step, tuple):
-            assistant, finish, usage = wire.openai_search_round(step, rendering)
-        elif protocol == "anthropic":
-            message = wire.anthropic_json(step, rendering)
-            self._issued.remember_anthropic(message["content"])
-            if stream:
-                raw = wire.raw_inputs(step, message["content"])
-                return _sse(wire.anthropic_sse(message, raw), headers)
-            return httpx.Response(200, json=message, headers=headers)
-        else:
-            assistant, finish, usage = wire.openai_message(step, rendering)
-        self._issued.remember_openai(assistant)
-        if stream:
-            return _sse(wire.openai_sse(assistant, finish, usage, rendering), headers)
-        return httpx.Response(
-            200, json=wire.openai_json(assistant, finish, usage, rendering), headers=headers
-        )
-
-    def _error(self, error: Error, protocol: str, request_id: str) -> httpx.Response:
-        headers = {"x-request-id": request_id, **error.headers}
-        if error.retry_after is not None:
-            headers["retry-after"] = str(math.ceil(max(0.0, error.retry_after)))
-            headers["retry-after-ms"] = str(round(error.retry_after * 1000))
-        return httpx.Response(
-            error.status, json=wire.error_body(error, protocol, request_id), headers=headers
-        )
-
-
-def _sse(text: str, headers: dict[str, str]) -> httpx.Response:
-    return httpx.Response(
-        200, content=text.encode("utf-8"), headers={**headers, "content-type": "text/event-stream"}
-    )
+        return responses.reply_response(step, protocol, body, request_id, rendering, self._issued)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from langchain_kimi import ChatKimi
-from tests.support.fake_gateway import PLACEHOLDER_KEY
+from tests.support.gateways import PLACEHOLDER_KEY
 from tests.support.recording import ReplayModel, record_mode
 
 

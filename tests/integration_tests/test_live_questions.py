@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from tests.support.fake_gateway import minimal_reply
+from langchain_kimi.testing import frames
 from tools.live import questions
 from tools.live.exchanges import ENDPOINTS, Exchange, ExchangeLog
 from tools.live.probe import Probe
@@ -58,7 +58,10 @@ def _exchange(protocol: str, status: int, reply: Any) -> Exchange:
 
 
 def _message(model: str = "kimi-k3.1-pro", **fields: Any) -> dict[str, Any]:
-    return {**minimal_reply({"model": model}, "/v1/messages"), **fields}
+    """The smallest Messages reply (the fake gateway's pieces), with `fields` replaced."""
+    content = [{"type": "text", "text": "ok"}]
+    usage = {"input_tokens": 1, "output_tokens": 1}
+    return {**frames.anthropic_message("msg_fake", model, content, "end_turn", usage), **fields}
 
 
 def _refused(message: str) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """A `Transport` over an `httpx.MockTransport` for the transport tests: no network, no waiting.
 
-`Script` replays responses or exceptions in order (the last one repeats) and records every
-request; `scripted_transport` wires a handler into sync and async clients and records each back-off
-delay instead of sleeping, so every retry is observable. Unless a test brings its own clock, the
-pool's clock is a fake one that the recorded delays advance: time passes only by those waits.
+`Script` is a `FakeKimiGateway` answering with raw steps in order (the last one repeats; the
+fallback host served) that also keeps every `httpx.Request` as sent; `scripted_transport` wires
+a handler into sync and async clients and records each back-off delay instead of sleeping, so
+every retry is observable. Unless a test brings its own clock, the pool's clock is a fake one
+that the recorded delays advance: time passes only by those waits.
 """
 
 from __future__ import annotations
@@ -15,24 +16,25 @@ import httpx
 from pydantic import SecretStr
 
 from langchain_kimi._http.transport import JsonReply, Transport, TransportConfig
+from langchain_kimi.testing import FakeKimiGateway
 
 Step = httpx.Response | Exception
 
 
 class Script:
-    """A MockTransport handler replaying `steps` in order (the last one repeats)."""
+    """A MockTransport handler: a fake gateway answering `steps` in order (the last one
+    repeats), each request judged first, as the service would."""
 
     def __init__(self, *steps: Step) -> None:
-        self.steps = list(steps)
+        self.gateway = FakeKimiGateway(fallback=True)
+        for number, step in enumerate(steps, 1):
+            self.gateway.add_raw(step, repeat=number == len(steps))
         self.requests: list[httpx.Request] = []
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         request.read()
         self.requests.append(request)
-        step = self.steps[min(len(self.requests), len(self.steps)) - 1]
-        if isinstance(step, Exception):
-            raise step
-        return step
+        return self.gateway.transport.handle_request(request)
 
     @property
     def hosts(self) -> list[str]:
@@ -82,7 +84,11 @@ def scripted_transport(
 
 # One JSON call, on the sync or the async path (`mode`), and a reply that answers it.
 PATH = "/v1/messages"
-BODY: dict[str, Any] = {"model": "kimi-k3.1-pro", "messages": [{"role": "user", "content": "hé"}]}
+BODY: dict[str, Any] = {
+    "model": "kimi-k3.1-pro",
+    "max_tokens": 1024,
+    "messages": [{"role": "user", "content": "hé"}],
+}
 OK = {"id": "msg_1", "type": "message"}
 
 

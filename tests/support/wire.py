@@ -1,43 +1,57 @@
-"""A ChatKimi on the fake gateway whose every request body is validated against the published
-schema, and the gateway's minimal replies with ids of their own."""
+"""A ChatKimi on the fake gateway (`FakeKimiGateway`, which checks every request body against
+the published documents and answers 400 where the service would), and minimal raw replies
+built from the fake's own pieces (`langchain_kimi.testing.frames`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from tests.support.fake_gateway import FakeGateway, minimal_reply
-from tools.schema_validation import validate_request
+from langchain_kimi.testing import FakeKimiGateway, frames
+from tests.support.gateways import K31, only_request
 
-K31 = "kimi-k3.1-pro"
-# The fake gateway's minimal replies, with ids of their own (and no usage on Chat Completions).
-ANTHROPIC_OK = {**minimal_reply({"model": K31}, "/v1/messages"), "id": "msg_01Ok"}
+# The smallest valid replies, answering "ok" with only the required usage counts (and none on
+# Chat Completions), for tests that edit a reply into a shape of their own (raw steps).
+ANTHROPIC_OK = frames.anthropic_message(
+    "msg_01Ok",
+    K31,
+    [{"type": "text", "text": "ok"}],
+    "end_turn",
+    {"input_tokens": 1, "output_tokens": 1},
+)
 OPENAI_OK = {
-    **{
-        k: v
-        for k, v in minimal_reply({"model": K31}, "/v1/chat/completions").items()
-        if k != "usage"
-    },
-    "id": "chatcmpl-ok",
+    k: v
+    for k, v in frames.openai_completion(
+        "chatcmpl-ok", K31, {"role": "assistant", "content": "ok"}, "stop", {}
+    ).items()
+    if k != "usage"
 }
 
 
+_ARGS = {"get_weather": {"city": "Oslo"}}
+"""The arguments of the tools the tests bind, when a reply calls one."""
+
+
 class Wire:
-    """A ChatKimi on the fake gateway answering `reply`; every body sent is validated against
-    the protocol's schema and kept in `bodies`."""
+    """A ChatKimi on a fake gateway answering "ok" to every request (or a call of each tool
+    named in `calls`, for a request that forces one; or `reply`, a raw step: a JSON body or an
+    event stream); the bodies sent are in `bodies`."""
 
-    def __init__(self, protocol: str, model: str = K31, reply: Any = None) -> None:
-        default = ANTHROPIC_OK if protocol == "anthropic" else OPENAI_OK
-        answer = reply if reply is not None else {**default, "model": model}
-
-        def validated(body: dict[str, Any], _path: str) -> Any:
-            validate_request(body, protocol, model)
-            return answer
-
+    def __init__(
+        self, protocol: str, model: str = K31, reply: Any = None, calls: Sequence[str] = ()
+    ) -> None:
         self.protocol = protocol
-        self.gateway = FakeGateway(validated)
-        self.bodies = self.gateway.bodies
-        self.model = self.gateway.model(protocol, model)
+        self.gateway = FakeKimiGateway()
+        if calls:
+            tool_calls = [{"name": name, "args": _ARGS.get(name, {})} for name in calls]
+            self.gateway.add_reply(tool_calls=tool_calls, repeat=True)
+        elif reply is None:
+            self.gateway.add_reply(text="ok", repeat=True)
+        else:
+            self.gateway.add_raw(reply, repeat=True)
+        self.bodies = self.gateway.requests
+        self.model = self.gateway.chat_model(protocol=protocol, model=model)
 
     @property
     def body(self) -> dict[str, Any]:
-        return self.gateway.body
+        return only_request(self.gateway)

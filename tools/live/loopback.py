@@ -1,8 +1,8 @@
 """A loopback gateway speaking both protocols from the authored cassettes, for the offline proof.
 
 Requests are answered from the authored interaction with the same path and JSON body; any other
-valid request gets the plain-text answer of its protocol (streamed or not) with the model
-swapped in. Auth and request validation follow the documents: a wrong key answers 401, a body
+valid request gets a plain answer ("OK", with the figures of the authored plain cassettes),
+streamed or not, written by the fake gateway's renderer for the requested model. Auth and request validation follow the documents: a wrong key answers 401, a body
 that fails its schema answers 400, both with the documented error body and a request id.
 
 `deviations` turns the faithful server into one that breaks the documents on purpose:
@@ -26,8 +26,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from langchain_kimi.testing import documents
+from langchain_kimi.testing import documents, frames, responses
 from langchain_kimi.testing.script import Error
+from langchain_kimi.testing.script import Reply as Step
 from langchain_kimi.testing.wire import error_body
 from tools import cassette_format
 from tools.live.checks import sse_events
@@ -39,10 +40,19 @@ DEVIATIONS = frozenset(
 )
 UNKNOWN_FIELD = "x_undocumented_extra"
 SESSION_COOKIE = "__gateway_session"
-_PLAIN = {
-    "anthropic": "core_cassettes/anthropic_plain.yaml",
-    "openai": "core_cassettes/openai_plain.yaml",
-}
+PLAIN = Step(
+    text="OK",
+    reasoning="The user asks me to reply with OK. I will do exactly that.",
+    tool_calls=(),
+    usage={
+        "input_tokens": 18,
+        "output_tokens": 21,
+        "reasoning_tokens": 19,
+        "cache_read": 4,
+        "cache_write": 2,
+    },
+)
+"""The plain answer, as the authored plain cassettes (core_cassettes/*_plain.yaml) give it."""
 
 
 @dataclass
@@ -57,7 +67,6 @@ class Script:
     """The authored answers, by (path, canonical request body)."""
 
     answers: dict[tuple[str, str], Reply] = field(default_factory=dict)
-    plain: dict[tuple[str, bool], tuple[str, Reply]] = field(default_factory=dict)
 
     @classmethod
     def from_cassettes(cls, root: Path = CASSETTE_ROOT) -> Script:
@@ -66,11 +75,6 @@ class Script:
             for interaction in cassette_format.load_interactions(str(path)):
                 key, reply = interaction_entry(interaction)
                 script.answers.setdefault(key, reply)
-        for protocol, name in _PLAIN.items():
-            for interaction in cassette_format.load_interactions(str(root / name)):
-                key, reply = interaction_entry(interaction)
-                stream = bool(json.loads(key[1]).get("stream"))
-                script.plain[(key[0], stream)] = (protocol, reply)
         return script
 
 
@@ -138,10 +142,11 @@ class LoopbackGateway:
             ), request_id
         reply = self.script.answers.get((path, canonical_json(body)))
         if reply is None:
-            _, plain = self.script.plain[(path, bool(body.get("stream")))]
-            reply = Reply(
-                plain.status, plain.content_type, plain.body.replace("kimi-k3.1-pro", body["model"])
-            )
+            plain = responses.unjudged_reply(PLAIN, protocol, body, request_id)
+            text = plain.text
+            if protocol == "anthropic" and body.get("stream"):
+                text = _with_ping(text)
+            reply = Reply(200, plain.headers["content-type"], text)
         return self._deviate(protocol, reply), request_id
 
     def _deviate(self, protocol: str, reply: Reply) -> Reply:
@@ -180,6 +185,16 @@ class LoopbackGateway:
         if "usage_count" in self.deviations and protocol == "openai" and isinstance(usage, dict):
             usage["total_tokens"] = usage.get("total_tokens", 0) + 1
         return payload
+
+
+def _with_ping(stream: str) -> str:
+    """A Messages stream with a `ping` after its first `content_block_start`, where the authored
+    plain cassette (which the record diff compares with) has one: a keep-alive the service may
+    interleave, which the documents do not list, so the fake gateway never sends it."""
+    events = stream.split("\n\n")
+    first = next(i for i, e in enumerate(events) if e.startswith("event: content_block_start"))
+    events.insert(first + 1, "event: ping\ndata: " + json.dumps(frames.PING, separators=(",", ":")))
+    return "\n\n".join(events)
 
 
 def _parse(data: str) -> Any:

@@ -85,7 +85,7 @@ class Knobs:
         2.0, "x", "pacer", "a clean step's raise while no step has measured the gateway"
     )
     max_probe: float = _knob(
-        1.0, "share", "pacer", "largest raise of one step, of the rate (1: doubling)"
+        2.0, "share", "pacer", "largest raise of one step, of the rate (2: tripling)"
     )
     used: float = _knob(
         0.75, "share", "pacer", "share of the paced sends a clean step must make to raise the rate"
@@ -94,6 +94,12 @@ class Knobs:
         2.0, "s", "pacer", "time without a 429 and without a waiting call before pacing stops"
     )
     min_rate: float = _knob(0.1, "requests/s", "pacer", "lowest rate: pacing never stops sending")
+    slow_refusal: float = _knob(
+        0.5,
+        "s",
+        "pacer",
+        "429s slower than this: a step counts its sends one such refusal back",
+    )
     first_lookback: float = _knob(
         1.0, "s", "pacer", "the past whose admitted sends make the first rate"
     )

@@ -14,12 +14,16 @@ the sends at `rate`, and the rate is re-measured step by step:
   which a request sent at the current rate met a 429 sets the rate to what the gateway admitted
   during the step (the sends minus their 429s, per second), times `margin`, but never below
   `min_cut` of the rate: a token-bucket gateway whose bucket is empty admits exactly its rate,
-  so one step measures it, whatever its burst or `Retry-After`.
+  so one step measures it, whatever its burst or `Retry-After`. Once a 429 has taken
+  `slow_refusal` or longer to come back, a step counts its sends one such refusal back (the 429s
+  of the last ones are still out): 429s taking 2 s had the pacer read every step as admitted
+  (issue 29: 2.25x ideal in the simulation, 1.34-1.49x since).
 - **Probing.** A clean step in which calls waited for their turn and the pace was used raises
   the rate: by `probe` requests/s, then twice as much after each further clean step (never more
-  than doubling it), so a gateway whose limit rose, or a share another process gave up, is found
-  within a few steps. The raises are the same number of requests/s for every pool: pools of
-  several processes behind one key drift toward equal shares, as TCP flows sharing a link do.
+  than `max_probe` of the rate: tripling it), so a gateway whose limit rose, or a share another
+  process gave up, is found within a few steps. The raises are the same number of requests/s
+  for every pool: pools of several processes behind one key drift toward equal shares, as TCP
+  flows sharing a link do.
 - **Healing.** `heal` seconds with neither a 429 nor a call waiting for its turn: inert again.
 
 It assumes what a 429 says: the gateway refused that request because too many were sent, and
@@ -49,12 +53,13 @@ class Pacer:
     _step_start: float = field(default=0.0, repr=False)
     _step_sent: int = field(default=0, repr=False)
     _step_throttled: int = field(default=0, repr=False)  # 429s of requests sent in this step
+    _lag: float = field(default=0.0, repr=False)  # this episode's slowest 429, from its send
     _clean_steps: int = field(default=0, repr=False)
     _last_throttled: float = field(default=float("-inf"), repr=False)
     _waited_until: float = field(default=float("-inf"), repr=False)  # end of the last wait
     _first_step: bool = field(default=False, repr=False)  # the step the first wave started
     _measured: bool = field(default=False, repr=False)  # a throttled step measured the gateway
-    _sends: deque[float] = field(default_factory=deque, repr=False)  # the last second's sends
+    _sends: deque[float] = field(default_factory=deque, repr=False)  # the recent sends
     _refused: deque[float] = field(default_factory=deque, repr=False)  # their 429s' send times
 
     # -- what happened -------------------------------------------------------------------------
@@ -74,6 +79,7 @@ class Pacer:
         """A request sent at `sent_at` was answered 429."""
         self._advance(now)
         self._last_throttled = now
+        self._lag = max(self._lag, now - sent_at)
         self._refused.append(sent_at)
         self._forget(now)
         if self.rate is None or (self._first_step and sent_at <= self._step_start):
@@ -110,7 +116,8 @@ class Pacer:
             self._tokens = 0.0
             self._step_sent = self._step_throttled = self._clean_steps = 0
             self._first_step = True
-        admitted = len(self._sends) - len(self._refused)
+        sent, refused = self._counts(now - KNOBS.first_lookback, now)
+        admitted = sent - refused
         # One 429 alone (a lone call) says little: start at `first_rate` at least.
         self.rate = max(KNOBS.first_rate, admitted / KNOBS.first_lookback)
 
@@ -124,18 +131,23 @@ class Pacer:
         span = now - self._step_start
         if span < KNOBS.step:
             return
-        measuring = self._step_throttled or self._first_step  # the first wave's 429s still come
-        if measuring and self._step_sent < KNOBS.step_sends and span < KNOBS.longest_step:
+        step_sent, step_throttled = self._step_sent, self._step_throttled
+        if self._lag >= KNOBS.slow_refusal:
+            # 429s that take seconds have not all come back when the step ends: count the sends
+            # of the step one lag back, and their 429s (those of the last lag are still out).
+            step_sent, step_throttled = self._counts(self._step_start - self._lag, now - self._lag)
+        measuring = step_throttled or self._first_step  # the first wave's 429s still come
+        if measuring and step_sent < KNOBS.step_sends and span < KNOBS.longest_step:
             return  # too few sends to measure what the gateway admits: measure longer
-        if self._step_throttled:
-            admitted = self._step_sent - self._step_throttled
+        if step_throttled:
+            admitted = step_sent - step_throttled
             measured = KNOBS.margin * admitted / span
             # A pool sharing the key with others measures its share, and a small share is a
             # few sends (or none admitted): one step never cuts the rate by more than half.
             self.rate = max(KNOBS.min_rate, measured, self.rate * KNOBS.min_cut)
             self._measured = True
             self._clean_steps = 0
-        elif self._waited_until > self._step_start and self._step_sent + 1 >= self._used(span):
+        elif self._waited_until > self._step_start and step_sent + 1 >= self._used(span):
             # The pace held calls back and was used (but for one send: a slow pace may fit
             # none in a step): probe upward. A pace nobody used, e.g. while the calls sleep
             # their own back-off, proves nothing about the gateway.
@@ -161,6 +173,7 @@ class Pacer:
     def _go_inert(self) -> None:
         self._end_first_step()
         self.rate = None
+        self._lag = 0.0  # like the rate, learnt anew in the next episode
 
     def _refill(self, now: float) -> None:
         assert self.rate is not None
@@ -168,8 +181,14 @@ class Pacer:
         self._tokens = min(burst, self._tokens + (now - self._stamp) * self.rate)
         self._stamp = now
 
+    def _counts(self, start: float, end: float) -> tuple[int, int]:
+        """The sends in [start, end], and how many of them were answered 429."""
+        sent = sum(start <= at <= end for at in self._sends)
+        return sent, sum(start <= at <= end for at in self._refused)
+
     def _forget(self, now: float) -> None:
-        while self._sends and self._sends[0] < now - KNOBS.first_lookback:
+        kept = now - max(KNOBS.first_lookback, self._lag + KNOBS.longest_step)
+        while self._sends and self._sends[0] < kept:
             self._sends.popleft()
-        while self._refused and self._refused[0] < now - KNOBS.first_lookback:
+        while self._refused and self._refused[0] < kept:
             self._refused.popleft()

@@ -326,7 +326,7 @@ def assistant_replay(message: AIMessage, caps: Capabilities) -> list[Block]:
     if isinstance(stored, list) and stored and _is_unchanged(message, stored):
         has_server = any(b.get("type") in SERVER_BLOCK_TYPES for b in stored)
         if caps.server_tool_blocks or not has_server:
-            return _with_reasoning([dict(b) for b in stored])
+            return _sendable([dict(b) for b in stored])
     if isinstance(message.content, list):
         blocks = _from_content_list(message, message.content)
     else:
@@ -338,13 +338,17 @@ def assistant_replay(message: AIMessage, caps: Capabilities) -> list[Block]:
     if not caps.server_tool_blocks:
         # kimi-k3's schema has no server search blocks: they cannot be replayed there.
         blocks = [b for b in blocks if b["type"] not in SERVER_BLOCK_TYPES]
-    return _with_reasoning(blocks)
+    return _sendable(blocks)
 
 
-def _with_reasoning(blocks: list[Block]) -> list[Block]:
-    """A tool-call turn from elsewhere has no thinking block, which the gateway is assumed to
-    reject (see `FOREIGN_TURN_REASONING`): it gets an unsigned one with the placeholder (no
-    signature can be made for it)."""
+def _sendable(blocks: list[Block]) -> list[Block]:
+    """The blocks the documents let us send. `redacted_thinking` (another provider's encrypted
+    reasoning, e.g. Claude's in a langchain-anthropic history) is dropped: 000 / 001
+    `ContentBlock` has no such type, so the gateway refuses it. A tool-call turn from elsewhere
+    has no thinking block, which the gateway is assumed to reject (see
+    `FOREIGN_TURN_REASONING`): it gets an unsigned one with the placeholder (no signature can
+    be made for it)."""
+    blocks = [b for b in blocks if b.get("type") != "redacted_thinking"]
     has_tool_use = any(b.get("type") == "tool_use" for b in blocks)
     if has_tool_use and not any(b.get("type") in THINKING_TYPES for b in blocks):
         return [{"type": "thinking", "thinking": FOREIGN_TURN_REASONING}, *blocks]

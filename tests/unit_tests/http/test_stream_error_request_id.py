@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 import pytest
 
 from langchain_kimi import KimiError, KimiStreamError
-from tests.support.fake_gateway import FakeGateway
+from langchain_kimi.testing import FakeKimiGateway
 
 REQUEST_ID = "req-stream-42"
 
@@ -34,11 +33,9 @@ ERROR_EVENT = {
 
 
 def _model(protocol: str, raw: bytes, header: str) -> Any:
-    def reply(_body: dict[str, Any], _path: str) -> httpx.Response:
-        headers = {"content-type": "text/event-stream", header: REQUEST_ID}
-        return httpx.Response(200, headers=headers, content=raw)
-
-    return FakeGateway(reply).model(protocol, max_retries=0, fallback_base_url=None)
+    headers = {"content-type": "text/event-stream", header: REQUEST_ID}
+    gateway = FakeKimiGateway().add_raw(raw, headers=headers, repeat=True)
+    return gateway.chat_model(protocol=protocol)
 
 
 @pytest.mark.parametrize("header", ["x-request-id", "request-id"])

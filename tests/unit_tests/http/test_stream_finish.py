@@ -29,6 +29,7 @@ from langchain_kimi._http._sync import exchange as sync_exchange
 from langchain_kimi._http.limits import admission
 from langchain_kimi._http.pool import drains, shared
 from langchain_kimi._http.transport import Transport
+from tests.support import fake_transport
 from tests.support.echo_gateway import EchoServer
 from tests.support.fake_transport import Script, scripted_transport
 from tests.support.loopback import running
@@ -37,7 +38,8 @@ pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 
 KEY = "sk-finish-test-key-0123456789abcdef"
 PATH = "/v1/chat/completions"
-BODY: dict[str, Any] = {"model": "kimi-k3.1-pro", "stream": True}
+# A body the gateway accepts (the fake judges it before its script answers).
+BODY: dict[str, Any] = {**fake_transport.BODY, "stream": True}
 SSE = {"content-type": "text/event-stream"}
 EVENT = b'data: {"n": 1}\n\n'
 DONE = b"data: [DONE]\n\n"

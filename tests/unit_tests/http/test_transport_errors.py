@@ -23,12 +23,14 @@ from langchain_kimi._errors import (
     KimiTimeoutError,
 )
 from langchain_kimi._http.transport import Transport, TransportConfig
+from tests.support import fake_transport
 from tests.support.fake_transport import Script, scripted_transport
 
 KEY = "sk-test-SECRET-e41b77"
 PRIMARY = "https://direct.evolink.ai"
 PATH = "/v1/chat/completions"
-BODY: dict[str, Any] = {"model": "kimi-k3", "messages": []}
+# A body the gateway accepts (the fake judges it before its script answers).
+BODY: dict[str, Any] = {**fake_transport.BODY, "model": "kimi-k3"}
 
 OVERFLOW_MSG = "Input token length too long"
 MESSAGES_SHAPE = {

@@ -18,6 +18,7 @@ from langchain_kimi._errors import (
     KimiTimeoutError,
 )
 from langchain_kimi._http.transport import Transport
+from tests.support import fake_transport
 from tests.support.fake_transport import Script, scripted_transport
 from tools.paths import CORPUS
 
@@ -25,7 +26,8 @@ KEY = "sk-test-SECRET-5d0c"
 PRIMARY = "https://direct.evolink.ai"
 FALLBACK = "https://api.evolink.ai"
 PATH = "/v1/messages"
-BODY: dict[str, Any] = {"model": "kimi-k3.1-pro", "stream": True}
+# A body the gateway accepts (the fake judges it before its script answers).
+BODY: dict[str, Any] = {**fake_transport.BODY, "stream": True}
 SSE = {"content-type": "text/event-stream; charset=utf-8"}
 FIRST = b'event: message_start\ndata: {"type":"message_start"}\n\n'
 

@@ -18,7 +18,8 @@ import httpx
 import pytest
 
 from langchain_kimi import ChatKimi, KimiAPIError, KimiError, KimiStreamError
-from tests.support.fake_gateway import FakeGateway, Reply
+from langchain_kimi.testing import FakeKimiGateway
+from langchain_kimi.testing.raw_steps import RawAnswer as Reply
 
 KEY = "sk-echoed-" + "0123456789abcdef"
 SSE = {"content-type": "text/event-stream"}
@@ -45,15 +46,16 @@ MESSAGES_REPLY: dict[str, Any] = {
 
 
 def _model(protocol: str, reply: Reply) -> ChatKimi:
-    return FakeGateway(reply).model(protocol, api_key=KEY, max_retries=0)
+    """A model on a fake gateway answering `reply` (a raw step) to every request."""
+    return FakeKimiGateway().add_raw(reply, repeat=True).chat_model(protocol=protocol, api_key=KEY)
 
 
 def _json(body: Any, status: int = 200) -> Reply:
-    return lambda _body, _path: httpx.Response(status, json=body)
+    return httpx.Response(status, json=body)
 
 
 def _sse(raw: bytes) -> Reply:
-    return lambda _body, _path: httpx.Response(200, headers=SSE, content=raw)
+    return httpx.Response(200, headers=SSE, content=raw)
 
 
 def _chat_reply(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
@@ -243,13 +245,6 @@ async def test_an_unreadable_stream_event_names_the_field(case: str, mode: str) 
 # -- the key never leaves in an error ------------------------------------------------------------
 
 
-def _raise(exc: Exception) -> Reply:
-    def reply(_body: dict[str, Any], _path: str) -> Any:
-        raise exc
-
-    return reply
-
-
 ECHO = f"the key {KEY} is not valid"
 KEY_PATHS: dict[str, tuple[str, str, Reply]] = {
     "HTTP error, Messages shape": (
@@ -262,7 +257,7 @@ KEY_PATHS: dict[str, tuple[str, str, Reply]] = {
         "invoke",
         _json({"error": {"message": ECHO, "type": KEY, "code": KEY}}, 500),
     ),
-    "HTTP error, not JSON": ("openai", "stream", lambda _b, _p: httpx.Response(502, text=ECHO)),
+    "HTTP error, not JSON": ("openai", "stream", httpx.Response(502, text=ECHO)),
     "200 with an error body": (
         "openai",
         "invoke",
@@ -297,8 +292,8 @@ KEY_PATHS: dict[str, tuple[str, str, Reply]] = {
         "stream",
         _sse(b"data: " + json.dumps(_delta({"content": 7, "note": ECHO})).encode() + b"\n\n"),
     ),
-    "transport error": ("openai", "invoke", _raise(httpx.ConnectError(ECHO))),
-    "transport error mid-stream": ("anthropic", "stream", _raise(httpx.ReadError(ECHO))),
+    "transport error": ("openai", "invoke", httpx.ConnectError(ECHO)),
+    "transport error mid-stream": ("anthropic", "stream", httpx.ReadError(ECHO)),
 }
 
 

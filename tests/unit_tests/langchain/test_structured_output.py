@@ -31,12 +31,15 @@ from langchain_kimi._langchain.structured import (
 )
 from langchain_kimi._request.profiles import all_rows
 from langchain_kimi._request.tools import schema_parts
-from tests.support.fake_gateway import FakeGateway
+from langchain_kimi.testing import FakeKimiGateway, frames
 from tools.schema_validation import validate_request
 
 MODELS = ("kimi-k3.1-pro", "kimi-k3.1-pro-highspeed", "kimi-k3")
 PROTOCOLS = ("openai", "anthropic")
 ANSWER = {"city": "Paris", "temperature_c": 21.5}
+STRICT_ANSWER = json.dumps({**ANSWER, "summary": None})
+"""Under a strict schema every key is required, an optional one nullable (`make_strict`): the
+service's answer has them all (the fake refuses a reply the schema refuses)."""
 
 
 class Weather(BaseModel):
@@ -77,68 +80,65 @@ WEATHER_JSON: dict[str, Any] = {
 # --- fake service ------------------------------------------------------------------------------
 
 
-def _reply(
-    body: dict[str, Any], path: str, text: str | None, *, stop_reason: str | None = None
-) -> Any:
-    """A spec-shaped reply: `text` as the answer, or the forced tool's call when tools were sent."""
+def _script(
+    gateway: FakeKimiGateway, request: httpx.Request, text: str, how: str | None
+) -> dict[str, Any]:
+    """The reply to `request`, scripted on the fake gateway as it arrives: the forced tool's
+    call when tools were sent (its name is the schema's), else `text`. `how`: "refusal",
+    "max_tokens" (the reply was cut), "cut_call" (the forced call cut at max_tokens:
+    `{"city": "Pa` on Chat Completions, `{"city": "Pa"}` on Messages, whose input is an object)
+    or "unchecked" (a raw answer the documents rule out: text that is not the schema's JSON
+    under a JSON schema). Returns the request body."""
+    body: dict[str, Any] = json.loads(request.content)
     tools = body.get("tools") or []
-    if path.endswith("/messages"):
-        content: list[dict[str, Any]] = [{"type": "thinking", "thinking": "t", "signature": "s"}]
-        if tools:
-            content.append(
-                {"type": "tool_use", "id": "toolu_1", "name": tools[0]["name"], "input": ANSWER}
-            )
-        else:
-            content.append({"type": "text", "text": text})
-        return {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": body["model"],
-            "content": content,
-            "stop_reason": stop_reason or ("tool_use" if tools else "end_turn"),
-            "stop_sequence": None,
-            "usage": {"input_tokens": 5, "output_tokens": 7},
-        }
-    message: dict[str, Any] = {"role": "assistant", "content": text, "reasoning_content": "t"}
-    if tools:
-        name = tools[0]["function"]["name"]
-        message["content"] = None
-        message["tool_calls"] = [
-            {
-                "id": "call_1",
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(ANSWER)},
-            }
-        ]
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1,
-        "model": body["model"],
-        "choices": [
-            {"index": 0, "message": message, "finish_reason": "tool_calls" if tools else "stop"}
-        ],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12},
-    }
+    name = (tools[0].get("name") or tools[0]["function"]["name"]) if tools else ""
+    messages = request.url.path.endswith("/messages")
+    if how == "unchecked":
+        gateway.add_raw(_unchecked(body["model"], text, messages))
+    elif how == "cut_call":
+        cut = {"args": {"city": "Pa"}} if messages else {"arguments": '{"city": "Pa'}
+        gateway.add_reply(tool_calls=[{"name": name, **cut}], truncated=True)
+    elif tools and how is None:
+        gateway.add_reply(tool_calls=[{"name": name, "args": ANSWER}])
+    else:
+        gateway.add_reply(text=text, refusal=how == "refusal", truncated=how == "max_tokens")
+    return body
+
+
+def _unchecked(model: str, text: str, messages: bool) -> dict[str, Any]:
+    if messages:
+        content = [{"type": "thinking", "thinking": "t", "signature": "s"}]
+        content.append({"type": "text", "text": text})
+        usage = {"input_tokens": 5, "output_tokens": 7}
+        return frames.anthropic_message("msg_1", model, content, "end_turn", usage)
+    message = {"role": "assistant", "content": text, "reasoning_content": "t"}
+    usage = {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12}
+    return frames.openai_completion("chatcmpl-1", model, message, "stop", usage)
 
 
 def _model(
     model: str,
     protocol: str,
     sent: list[dict[str, Any]],
-    text: str | None = json.dumps(ANSWER),
+    text: str = json.dumps(ANSWER),
     *,
-    stop_reason: str | None = None,
+    how: str | None = None,
 ) -> ChatKimi:
-    """A ChatKimi on the fake gateway answering `text` (or the forced tool's call); the bodies
-    sent are appended to `sent`."""
+    """A ChatKimi on the fake gateway answering `text` (or the forced tool's call, see
+    `_script`); the bodies sent are appended to `sent`."""
+    gateway = FakeKimiGateway()
 
-    def reply(body: dict[str, Any], path: str) -> Any:
-        sent.append(body)
-        return _reply(body, path, text, stop_reason=stop_reason)
+    def handle(request: httpx.Request) -> httpx.Response:
+        sent.append(_script(gateway, request, text, how))
+        return gateway.transport.handle_request(request)
 
-    return FakeGateway(reply).model(protocol, model)
+    mock = httpx.MockTransport(handle)
+    return gateway.chat_model(
+        protocol=protocol,
+        model=model,
+        http_client=httpx.Client(transport=mock),
+        http_async_client=httpx.AsyncClient(transport=mock),
+    )
 
 
 # --- make_strict / drop_optional_nulls ----------------------------------------------------------
@@ -287,9 +287,12 @@ def test_bad_arguments_fail_before_any_call(kwargs: dict[str, Any], message: str
 # --- request bodies ------------------------------------------------------------------------------
 
 
-def _invoke(model: str, protocol: str, schema: Any, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+def _invoke(
+    model: str, protocol: str, schema: Any, text: str = json.dumps(ANSWER), **kwargs: Any
+) -> tuple[Any, dict[str, Any]]:
     sent: list[dict[str, Any]] = []
-    result = _model(model, protocol, sent).with_structured_output(schema, **kwargs).invoke("hi")
+    runnable = _model(model, protocol, sent, text).with_structured_output(schema, **kwargs)
+    result = runnable.invoke("hi")
     assert len(sent) == 1
     validate_request(sent[0], protocol, model)
     return result, sent[0]
@@ -298,7 +301,8 @@ def _invoke(model: str, protocol: str, schema: Any, **kwargs: Any) -> tuple[Any,
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("schema", [Weather, WeatherDict, WEATHER_JSON], ids=["pd", "td", "js"])
 def test_openai_json_schema_is_strict_and_sends_no_tools(model: str, schema: Any) -> None:
-    result, body = _invoke(model, "openai", schema)
+    text = json.dumps(ANSWER) if schema is WEATHER_JSON else STRICT_ANSWER  # no summary there
+    result, body = _invoke(model, "openai", schema, text)
     assert set(body) == {"model", "messages", "response_format"}
     response_format = body["response_format"]
     assert response_format["type"] == "json_schema"
@@ -424,7 +428,7 @@ def test_field_descriptions_reach_the_schema() -> None:
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_invalid_json_raises_with_the_raw_text(protocol: str) -> None:
-    model = _model("kimi-k3.1-pro", protocol, [], text='{"city": "Par')
+    model = _model("kimi-k3.1-pro", protocol, [], text='{"city": "Par', how="max_tokens")
     with pytest.raises(OutputParserException) as caught:
         model.with_structured_output(WEATHER_JSON).invoke("hi")
     assert caught.value.llm_output == '{"city": "Par'
@@ -433,7 +437,7 @@ def test_invalid_json_raises_with_the_raw_text(protocol: str) -> None:
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 @pytest.mark.parametrize("schema", [Weather, WEATHER_JSON], ids=["pd", "js"])
 def test_include_raw_never_raises_for_bad_json(protocol: str, schema: Any) -> None:
-    model = _model("kimi-k3.1-pro", protocol, [], text="not json at all")
+    model = _model("kimi-k3.1-pro", protocol, [], text="not json at all", how="unchecked")
     out = model.with_structured_output(schema, include_raw=True).invoke("hi")
     assert out["parsed"] is None
     assert isinstance(out["parsing_error"], OutputParserException)
@@ -449,14 +453,14 @@ def test_include_raw_success() -> None:
 
 
 def test_pydantic_mismatch_is_an_output_parser_error() -> None:
-    model = _model("kimi-k3.1-pro", "openai", [], text='{"city": "Paris"}')
+    model = _model("kimi-k3.1-pro", "openai", [], text='{"city": "Paris"}', how="unchecked")
     with pytest.raises(OutputParserException, match="does not match Weather") as caught:
         model.with_structured_output(Weather).invoke("hi")
     assert caught.value.llm_output == '{"city": "Paris"}'
 
 
 def test_refusal_stop_reason_raises_model_refusal_error() -> None:
-    model = _model("kimi-k3.1-pro", "anthropic", [], text="I can't help.", stop_reason="refusal")
+    model = _model("kimi-k3.1-pro", "anthropic", [], text="I can't help.", how="refusal")
     with pytest.raises(ModelRefusalError) as caught:
         model.with_structured_output(Weather).invoke("hi")
     assert caught.value.raw_message is not None
@@ -470,38 +474,6 @@ def test_refusal_stop_reason_raises_model_refusal_error() -> None:
 # line about `max_tokens`). ChatKimi raises: a cut-off tool call is not the requested output.
 
 
-def _cut_tool_call(body: dict[str, Any], path: str, *, stop_reason: str = "max_tokens") -> Any:
-    """A forced tool call cut at max_tokens: `{"city": "Pa` (Chat Completions, arguments are
-    text; streamed when asked) or `{"city": "Pa"}` (Messages: `input` is an object)."""
-    if path.endswith("/messages"):
-        reply = _reply(body, path, None, stop_reason=stop_reason)
-        reply["content"][1]["input"] = {"city": "Pa"}
-        return reply
-    name = body["tools"][0]["function"]["name"]
-    call = {
-        "id": "call_1",
-        "type": "function",
-        "function": {"name": name, "arguments": '{"city": "Pa'},
-    }
-    if not body.get("stream"):
-        reply = _reply(body, path, None)
-        reply["choices"][0]["message"]["tool_calls"] = [call]
-        reply["choices"][0]["finish_reason"] = "length"
-        return reply
-    deltas = [({"role": "assistant", "tool_calls": [{"index": 0, **call}]}, None), ({}, "length")]
-    events = [
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion.chunk",
-            "created": 1,
-            "model": body["model"],
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        }
-        for delta, finish in deltas
-    ]
-    return "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
-
-
 @pytest.mark.parametrize("schema", [Weather, WEATHER_JSON])
 @pytest.mark.parametrize(
     ("protocol", "streamed"), [("openai", False), ("openai", True), ("anthropic", False)]
@@ -509,7 +481,7 @@ def _cut_tool_call(body: dict[str, Any], path: str, *, stop_reason: str = "max_t
 def test_function_calling_cut_at_max_tokens_raises(
     schema: Any, protocol: str, streamed: bool
 ) -> None:
-    model = FakeGateway(_cut_tool_call).model(protocol, "kimi-k3.1-pro")
+    model = _model("kimi-k3.1-pro", protocol, [], how="cut_call")
     structured = model.with_structured_output(schema, method="function_calling")
     with pytest.raises(OutputParserException) as caught:
         list(structured.stream("hi")) if streamed else structured.invoke("hi")
@@ -524,7 +496,7 @@ def test_function_calling_cut_at_max_tokens_raises(
 
 @pytest.mark.parametrize("schema", [Weather, WEATHER_JSON])
 def test_function_calling_refusal_raises_model_refusal_error(schema: Any) -> None:
-    model = _model("kimi-k3.1-pro", "anthropic", [], text="I can't help.", stop_reason="refusal")
+    model = _model("kimi-k3.1-pro", "anthropic", [], text="I can't help.", how="refusal")
     structured = model.with_structured_output(schema, method="function_calling")
     with pytest.raises(ModelRefusalError):
         structured.invoke("hi")
@@ -576,7 +548,8 @@ def test_ls_structured_output_format_reaches_tracing(
     protocol: str, model: str, method: str, schema: Any
 ) -> None:
     handler = _Options()
-    runnable = _model(model, protocol, []).with_structured_output(
+    text = STRICT_ANSWER if method == "json_schema" else json.dumps(ANSWER)
+    runnable = _model(model, protocol, [], text).with_structured_output(
         schema,
         method=method,  # type: ignore[arg-type]
     )
@@ -625,10 +598,7 @@ def test_include_raw_never_raises_streamed_or_not(streamed: bool) -> None:
         ],
     }
 
-    def answer(body: dict[str, Any], _path: str) -> Any:
-        return sse if body.get("stream") else reply
-
-    model = FakeGateway(answer).model()
+    model = FakeKimiGateway().add_raw(sse if streamed else reply).chat_model()
     structured = model.with_structured_output(
         {"title": "Answer", "type": "object", "properties": {"a": {"type": "string"}}},
         include_raw=True,
@@ -695,13 +665,14 @@ async def test_async_stream_parser_matches_the_sync_one() -> None:
 
 
 def test_fenced_json_answer_is_parsed() -> None:
+    # A fenced answer is not the schema's JSON: the fake refuses to script it, so it is raw.
     text = "```json\n" + json.dumps(ANSWER) + "\n```"
-    model = _model("kimi-k3.1-pro", "openai", [], text=text)
+    model = _model("kimi-k3.1-pro", "openai", [], text=text, how="unchecked")
     assert model.with_structured_output(Weather).invoke("hi") == Weather(
         city="Paris", temperature_c=21.5
     )
     bare_fence = "```\n" + json.dumps(ANSWER) + "\n```"
-    model = _model("kimi-k3.1-pro", "openai", [], text=bare_fence)
+    model = _model("kimi-k3.1-pro", "openai", [], text=bare_fence, how="unchecked")
     assert model.with_structured_output(WEATHER_JSON).invoke("hi") == ANSWER
 
 
@@ -712,7 +683,7 @@ def test_the_error_messages_say_what_went_wrong() -> None:
     with pytest.raises(OutputParserException) as caught:
         KimiJsonAnswerParser().parse_result([])
     assert caught.value.llm_output == ""
-    model = _model("kimi-k3.1-pro", "anthropic", [], text="I can't.", stop_reason="refusal")
+    model = _model("kimi-k3.1-pro", "anthropic", [], text="I can't.", how="refusal")
     with pytest.raises(ModelRefusalError) as refused:
         model.with_structured_output(Weather).invoke("hi")
     assert str(refused.value) == (
@@ -770,6 +741,8 @@ def test_strict_json_schema_drops_the_nulls_it_added() -> None:
     text = json.dumps({**ANSWER, "summary": None})
     model = _model("kimi-k3.1-pro", "openai", [], text=text)
     assert model.with_structured_output(schema).invoke("hi") == ANSWER
+    # Not strict, the schema sent refuses the null: raw, as a service that does not enforce it.
+    model = _model("kimi-k3.1-pro", "openai", [], text=text, how="unchecked")
     assert model.with_structured_output(schema, strict=False).invoke("hi") == {
         **ANSWER,
         "summary": None,
@@ -777,7 +750,7 @@ def test_strict_json_schema_drops_the_nulls_it_added() -> None:
 
 
 def test_pydantic_v2_schema_parses_without_deprecation_warnings() -> None:
-    model = _model("kimi-k3.1-pro", "openai", [])
+    model = _model("kimi-k3.1-pro", "openai", [], text=STRICT_ANSWER)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert model.with_structured_output(Weather).invoke("hi") == Weather(
@@ -843,7 +816,8 @@ def test_function_calling_passes_strict_to_the_tool() -> None:
 )
 def test_traced_schema_keeps_name_and_description(method: str, schema: Any) -> None:
     handler = _Options()
-    runnable = _model("kimi-k3.1-pro", "openai", []).with_structured_output(
+    text = json.dumps({"a": "x"}) if method == "json_schema" else STRICT_ANSWER
+    runnable = _model("kimi-k3.1-pro", "openai", [], text=text).with_structured_output(
         schema,
         method=method,  # type: ignore[arg-type]
     )

@@ -15,17 +15,18 @@ import pytest
 from langchain_core.load import dumpd, load
 
 from langchain_kimi import ChatKimi, KimiAPIError
-from tests.support.fake_gateway import minimal_reply
+from tests.support.gateways import answering
 
 KEY = "test-key-not-real"
 
 
 def _recording(sent: list[httpx.Request]) -> httpx.Client:
+    """A client on the fake gateway that also keeps each request as sent (URL, headers)."""
+    gateway = answering()
+
     def handler(request: httpx.Request) -> httpx.Response:
         sent.append(request)
-        return httpx.Response(
-            200, json=minimal_reply(json.loads(request.content), request.url.path)
-        )
+        return gateway.transport.handle_request(request)
 
     return httpx.Client(transport=httpx.MockTransport(handler))
 

@@ -17,7 +17,8 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langchain_kimi import ChatKimi
-from tests.support.fake_gateway import FakeGateway, refuse
+from langchain_kimi.testing import FakeKimiGateway
+from tests.support.gateways import answering
 from tools.schema_validation import validate_request
 
 K31 = "kimi-k3.1-pro"
@@ -30,19 +31,21 @@ PNG_B64 = (
 )
 MP4_B64 = "AAAAIGZ0eXBpc29tAAACAGlzb21pc28yYXZjMW1wNDE="
 
-# --- the fake gateway (tests/support/fake_gateway.py) ---------------------------------------------
+# --- the fake gateway (langchain_kimi.testing) -------------------------------------------------
 
 
-def capturing(protocol: str, model: str = K31, **fields: Any) -> tuple[ChatKimi, list[Any]]:
-    """A ChatKimi whose transport records each request body and answers a minimal reply."""
-    gateway = FakeGateway()
-    return gateway.model(protocol, model, **fields), gateway.bodies
+def capturing(
+    protocol: str, model: str = K31, answer: str = "ok", **fields: Any
+) -> tuple[ChatKimi, list[Any]]:
+    """A ChatKimi on the fake gateway, which records each request body and answers `answer`."""
+    gateway = answering(answer)
+    return gateway.chat_model(protocol=protocol, model=model, **fields), gateway.requests
 
 
 def refusing(protocol: str, model: str = K31, **fields: Any) -> tuple[ChatKimi, list[Any]]:
-    """A ChatKimi whose transport fails the test if anything is sent (and records it first)."""
-    gateway = FakeGateway(reply=refuse)
-    return gateway.model(protocol, model, **fields), gateway.bodies
+    """A ChatKimi whose offline gateway fails the test if anything is sent (recorded first)."""
+    gateway = FakeKimiGateway(offline=True)
+    return gateway.chat_model(protocol=protocol, model=model, **fields), gateway.requests
 
 
 PLAIN_BODY_KEYS = {
@@ -54,7 +57,7 @@ PLAIN_BODY_KEYS = {
 
 def body_of(protocol: str, model: str = K31, messages: Any = "hi", **call: Any) -> dict[str, Any]:
     fields = call.pop("fields", {})
-    chat, sent = capturing(protocol, model, **fields)
+    chat, sent = capturing(protocol, model, call.pop("answer", "ok"), **fields)
     tools = call.pop("tools", None)
     runnable: Any = chat.bind_tools(tools) if tools is not None else chat
     runnable.invoke(messages, **call)
@@ -271,7 +274,8 @@ def test_k3_accepts_max_and_its_alias() -> None:
 def test_effort_combines_with_structured_output_config() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
     response_format = {"type": "json_schema", "json_schema": {"name": "out", "schema": schema}}
-    body = body_of("anthropic", effort="high", response_format=response_format)
+    # The fake refuses to answer "ok" under a JSON schema: the service could not.
+    body = body_of("anthropic", effort="high", response_format=response_format, answer='{"a": "x"}')
     assert body["output_config"] == {
         "effort": "high",
         "format": {"type": "json_schema", "schema": schema},

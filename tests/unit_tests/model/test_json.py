@@ -8,8 +8,8 @@ import httpx
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from langchain_kimi import _json
-from tests.support.fake_gateway import FakeGateway
+from langchain_kimi import ChatKimi, _json
+from tests.support.gateways import answering
 
 
 def _stdlib(value: object) -> bytes:
@@ -76,15 +76,13 @@ def test_nan_and_infinities_are_sent_as_null_on_both_paths(extra: dict[object, o
 
 def test_a_tool_call_argument_that_is_nan_reaches_the_wire_as_null() -> None:
     sent: list[bytes] = []
-    gateway = FakeGateway()
-    answer = gateway.transport.handler  # type: ignore[attr-defined]
+    gateway = answering()
 
     def keep_bytes(request: httpx.Request) -> httpx.Response:
         sent.append(request.read())
-        response: httpx.Response = answer(request)
-        return response
+        return gateway.transport.handle_request(request)
 
-    gateway.transport = httpx.MockTransport(keep_bytes)
+    client = httpx.Client(transport=httpx.MockTransport(keep_bytes))
     history = [
         HumanMessage("Scale it"),
         AIMessage(
@@ -96,7 +94,7 @@ def test_a_tool_call_argument_that_is_nan_reaches_the_wire_as_null() -> None:
         ToolMessage("done", tool_call_id="c1"),
     ]
     for protocol in ("openai", "anthropic"):
-        gateway.model(protocol).invoke(history)
+        ChatKimi(protocol=protocol, api_key="k", http_client=client).invoke(history)
     assert len(sent) == 2
     for body in sent:
         assert "NaN" not in body.decode()

@@ -20,17 +20,14 @@ from langchain_core.outputs import LLMResult
 from langchain_openai import ChatOpenAI
 
 from langchain_kimi import ChatKimi
-from tests.support.fake_gateway import FakeGateway, minimal_reply
-from tests.support.web_search_rounds import FINAL, FINAL_USAGE, as_body, search_round
+from langchain_kimi.testing import FakeKimiGateway
+from tests.unit_tests.testing.raw import post
 
 K3 = "kimi-k3"
-USAGE = {
-    "prompt_tokens": 15,
-    "completion_tokens": 7,
-    "total_tokens": 22,
-    "prompt_tokens_details": {"cached_tokens": 5},
-    "completion_tokens_details": {"reasoning_tokens": 4},
-}
+USAGE = {"input_tokens": 15, "output_tokens": 7, "reasoning_tokens": 4, "cache_read": 5}
+"""As the fake gateway is scripted (LangChain's terms); on Chat Completions: prompt 15,
+completion 7, total 22, 5 cached, 4 reasoning."""
+TOKENS = {"prompt_tokens": 15, "completion_tokens": 7, "total_tokens": 22}
 
 
 class LLMEnds(BaseCallbackHandler):
@@ -41,18 +38,14 @@ class LLMEnds(BaseCallbackHandler):
         self.outputs.append(response.llm_output)
 
 
-def _chat_body(body: dict[str, Any], path: str) -> dict[str, Any]:
-    if path.endswith("/messages"):
-        return minimal_reply(body, path)
-    return {**minimal_reply(body, path), "usage": USAGE}
+def _gateway() -> FakeKimiGateway:
+    return FakeKimiGateway().add_reply(text="ok", usage=USAGE, repeat=True)
 
 
 def _chat_openai() -> ChatOpenAI:
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json=_chat_body({"model": "gpt-x"}, "/v1/chat/completions"))
-
-    peer = ChatOpenAI(model="gpt-x", api_key="k", base_url="http://127.0.0.1:1/v1")  # type: ignore[arg-type]
-    client = httpx.Client(transport=httpx.MockTransport(handler))
+    """ChatOpenAI on the same fake gateway (the same replies as ours get)."""
+    peer = ChatOpenAI(model=K3, api_key="k", base_url="http://127.0.0.1:1/v1")  # type: ignore[arg-type]
+    client = httpx.Client(transport=_gateway().transport)
     peer.client = openai.OpenAI(api_key="k", http_client=client).chat.completions
     return peer
 
@@ -79,7 +72,8 @@ def test_model_name_reads_the_model_id_as_on_chat_openai(argument: str) -> None:
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
 def test_on_llm_end_carries_token_usage_and_model_name_as_chat_openai(protocol: str) -> None:
     ours, theirs = LLMEnds(), LLMEnds()
-    FakeGateway(_chat_body).model(protocol, K3).invoke("hi", config={"callbacks": [ours]})
+    gateway = _gateway()
+    gateway.chat_model(protocol=protocol, model=K3).invoke("hi", config={"callbacks": [ours]})
     _chat_openai().invoke("hi", config={"callbacks": [theirs]})
     (mine,), (peer,) = ours.outputs, theirs.outputs
     assert mine is not None
@@ -89,41 +83,44 @@ def test_on_llm_end_carries_token_usage_and_model_name_as_chat_openai(protocol: 
     assert mine["model_name"] == K3
     if protocol == "openai":
         # The same body gives ChatOpenAI's figures (its SDK adds the fields it knows as None).
-        assert _tokens(mine["token_usage"]) == _tokens(peer["token_usage"]) == _tokens(USAGE)
+        assert _tokens(mine["token_usage"]) == _tokens(peer["token_usage"]) == TOKENS
     else:  # the Messages usage object, as the service sent it
-        assert mine["token_usage"] == {"input_tokens": 1, "output_tokens": 1}
+        sent = post(_gateway(), protocol, gateway.requests[0]).json()["usage"]
+        assert mine["token_usage"] == sent
+        assert sent["output_tokens"] == 7
 
 
 def test_generate_sums_token_usage_over_calls_as_chat_openai() -> None:
-    gateway = FakeGateway(_chat_body)
-    ours = gateway.model("openai", K3).generate([[HumanMessage("a")], [HumanMessage("b")]])
+    ours = _gateway().chat_model(model=K3).generate([[HumanMessage("a")], [HumanMessage("b")]])
     theirs = _chat_openai().generate([[HumanMessage("a")], [HumanMessage("b")]])
     assert ours.llm_output is not None
     assert theirs.llm_output is not None
-    doubled = {k: 2 * v for k, v in _tokens(USAGE).items()}
+    doubled = {k: 2 * v for k, v in TOKENS.items()}
     assert _tokens(theirs.llm_output["token_usage"]) == doubled
     assert _tokens(ours.llm_output["token_usage"]) == doubled
-    assert ours.llm_output["token_usage"]["prompt_tokens_details"] == {"cached_tokens": 10}
-    assert (ours.llm_output["model_name"], theirs.llm_output["model_name"]) == (K3, "gpt-x")
+    assert ours.llm_output["token_usage"]["prompt_tokens_details"]["cached_tokens"] == 10
+    assert ours.llm_output["model_name"] == theirs.llm_output["model_name"] == K3
 
 
 def test_llm_output_sums_the_web_search_rounds() -> None:
-    (round_0, usage_0), (round_1, usage_1) = search_round(0), search_round(1)
-    replies = iter(
-        [
-            as_body(round_0, usage_0, "tool_calls", 0),
-            as_body(round_1, usage_1, "tool_calls", 1),
-            as_body(FINAL, FINAL_USAGE, "stop", 2),
-        ]
-    )
+    rounds = [
+        {"input_tokens": 100 * (n + 1), "output_tokens": 20, "reasoning_tokens": 15}
+        for n in range(3)
+    ]
+    gateway = FakeKimiGateway()
+    gateway.add_web_search("kimi", usage=rounds[0]).add_web_search("homepage", usage=rounds[1])
+    gateway.add_reply(text="https://www.kimi.com", usage=rounds[2])
     ends = LLMEnds()
-    model = FakeGateway(lambda _b, _p: next(replies)).model("openai").bind_tools(["web_search"])
+    model = gateway.chat_model().bind_tools(["web_search"])
     reply = model.invoke("Find Kimi's homepage", config={"callbacks": [ends]})
     (output,) = ends.outputs
     assert output is not None
+    assert len(gateway.requests) == 3
+    prompt, completion = 100 + 200 + 300, 3 * 20
     expected = {
-        k: usage_0[k] + usage_1[k] + FINAL_USAGE[k]
-        for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
     }
     assert _tokens(output["token_usage"]) == expected
     assert output["token_usage"] == reply.response_metadata["token_usage"]

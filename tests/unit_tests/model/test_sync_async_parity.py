@@ -32,7 +32,6 @@ from pydantic import BaseModel
 from langchain_kimi import ChatKimi
 from langchain_kimi._errors import KimiError
 from langchain_kimi.testing import FakeKimiGateway
-from tests.support.fake_gateway import FakeGateway
 
 PROMPT = "Capital of France?"
 USAGE = {"input_tokens": 40, "output_tokens": 12, "reasoning_tokens": 7, "cache_read": 10}
@@ -236,8 +235,8 @@ BROKEN_STREAMS = {
 @pytest.mark.parametrize("broken", list(BROKEN_STREAMS), ids=list(BROKEN_STREAMS))
 def test_a_stream_failing_mid_way_fails_alike(broken: str) -> None:
     def run(style: str) -> dict[str, Any]:
-        gw = FakeGateway(reply=lambda body, path: BROKEN_STREAMS[broken])
-        return _call(gw.model("openai", max_retries=0), style, {})
+        gw = FakeKimiGateway().add_raw(BROKEN_STREAMS[broken])
+        return _call(gw.chat_model(protocol="openai"), style, {})
 
     sync = run("stream")
     partial = sync["raised"]["partial"]
@@ -283,8 +282,8 @@ class Body(httpx.SyncByteStream, httpx.AsyncByteStream):
 def _stalling(log: list[str], *, interrupt: bool = False) -> tuple[ChatKimi, Body]:
     body = Body(_delta("Par") + "\n\n", log, interrupt=interrupt)
     headers = {"content-type": "text/event-stream"}
-    gw = FakeGateway(reply=lambda *_: httpx.Response(200, headers=headers, stream=body))
-    return gw.model("openai", max_retries=0), body
+    gw = FakeKimiGateway().add_raw(httpx.Response(200, headers=headers, stream=body))
+    return gw.chat_model(protocol="openai"), body
 
 
 def _nothing_left(model: ChatKimi, log: list[str]) -> None:

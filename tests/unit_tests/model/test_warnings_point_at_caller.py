@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from langchain_kimi import ChatKimi, _warn
+from langchain_kimi import ChatKimi, KimiInvalidRequestError, _warn
 from langchain_kimi._request import resolve as _resolve
 from langchain_kimi.protocols.openai_chat import content as _chat_content
-from tests.support.fake_gateway import PLACEHOLDER_KEY, FakeGateway, minimal_reply
+from tests.support.gateways import PLACEHOLDER_KEY, answering
 
 URL_IMAGE = [
     {
@@ -33,19 +33,8 @@ URL_IMAGE = [
 ]
 
 
-STREAM_OK = (
-    'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"kimi-k3.1-pro",'
-    '"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}\n\n'
-    "data: [DONE]\n\n"
-)
-
-
-def _reply(body: dict[str, Any], path: str) -> Any:
-    return STREAM_OK if body.get("stream") else minimal_reply(body, path)
-
-
 def _model(**fields: Any) -> ChatKimi:
-    return FakeGateway(_reply).model(**fields)
+    return answering().chat_model(**fields)
 
 
 def _tool_a(x: int) -> int:
@@ -75,6 +64,12 @@ async def _astream(model: ChatKimi, **kwargs: Any) -> list[Any]:
     return [chunk async for chunk in model.astream("hi", **kwargs)]
 
 
+def _refused_by_the_service(call: Callable[[], Any]) -> None:
+    """The warning comes first; then the gateway answers 400 (the documents' model enum)."""
+    with pytest.raises(KimiInvalidRequestError, match="is not one of"):
+        call()
+
+
 CASES: dict[str, Callable[[], Any]] = {
     "constructor, ignored temperature": lambda: ChatKimi(api_key=PLACEHOLDER_KEY, temperature=0.2),
     "constructor, unknown model": lambda: ChatKimi(
@@ -94,8 +89,8 @@ CASES: dict[str, Callable[[], Any]] = {
     ),
     "bind_tools, two tools of one name": lambda: _model().bind_tools([_tool_a, _tool_b]),
     "invoke, image URL on Chat Completions": lambda: _model().invoke(URL_IMAGE),
-    "invoke, unknown model per call": lambda: _model().invoke(
-        "hi", model=f"kimi-unknown-{uuid.uuid4().hex[:8]}"
+    "invoke, unknown model per call": lambda: _refused_by_the_service(
+        lambda: _model().invoke("hi", model=f"kimi-unknown-{uuid.uuid4().hex[:8]}")
     ),
 }
 

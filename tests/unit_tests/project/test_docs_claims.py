@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import re
 import warnings
-from typing import Any
 
 import pytest
 
 from docs import hooks
 from langchain_kimi._request.profiles import all_rows
-from tests.support.fake_gateway import K31, FakeGateway, minimal_reply
+from langchain_kimi.testing import FakeKimiGateway, frames
+from tests.support.gateways import K31, answering, only_request
 from tools.live.questions import QUESTIONS
 from tools.paths import ROOT, SPEC_DIR
 
@@ -36,10 +36,10 @@ def _capability_cells(name: str) -> dict[tuple[str, str], str]:
 @pytest.mark.parametrize("row", all_rows(), ids=lambda r: f"{r.model}-{r.protocol}")
 def test_the_sampling_row_says_what_the_request_carries(row) -> None:
     cell = _capability_cells("temperature / top_p")[(row.model, row.protocol)]
-    gateway = FakeGateway()
-    model = gateway.model(row.protocol, row.model)
+    gateway = answering()
+    model = gateway.chat_model(protocol=row.protocol, model=row.model)
     model.invoke("hi", temperature=1, top_p=0.95)  # the fixed values: no warning, no refusal
-    sent = {"temperature", "top_p"} & set(gateway.body)
+    sent = {"temperature", "top_p"} & set(only_request(gateway))
     if not sent:
         # Never "ignored by the service": the service is never given the value to ignore.
         assert cell == hooks.SAMPLING_NOT_SENT
@@ -51,7 +51,7 @@ def test_the_sampling_row_says_what_the_request_carries(row) -> None:
             model.invoke("hi", temperature=0.5)
         except ValueError:
             assert cell == hooks.SAMPLING_FIXED  # refused before sending
-            assert len(gateway.bodies) == 1
+            assert len(gateway.requests) == 1
             return
     assert cell == hooks.SAMPLING_IGNORED  # sent, and the warning says it has no effect
     assert any("ignores temperature" in str(w.message) for w in caught)
@@ -210,18 +210,17 @@ def _page(name: str) -> str:
 def test_usage_falls_back_to_the_requested_model_as_the_page_says(
     requested: str, writes_apart: bool
 ) -> None:
-    def reply(body: dict[str, Any], path: str) -> dict[str, Any]:
-        answer = minimal_reply(body, path)
-        del answer["model"]  # the reply names no model: the requested one decides
-        answer["usage"] = {
-            "prompt_tokens": 100,
-            "completion_tokens": 1,
-            "total_tokens": 101,
-            "prompt_tokens_details": {"cached_tokens": 10, "cache_write_tokens": 30},
-        }
-        return answer
-
-    usage = FakeGateway(reply).model("openai", requested).invoke("hi").usage_metadata
+    counts = {
+        "prompt_tokens": 100,
+        "completion_tokens": 1,
+        "total_tokens": 101,
+        "prompt_tokens_details": {"cached_tokens": 10, "cache_write_tokens": 30},
+    }
+    message = {"role": "assistant", "content": "ok"}
+    answer = frames.openai_completion("chatcmpl-1", requested, message, "stop", counts)
+    del answer["model"]  # the reply names no model (raw: the fake always names it)
+    gateway = FakeKimiGateway().add_raw(answer)
+    usage = gateway.chat_model(model=requested).invoke("hi").usage_metadata
     assert usage is not None
     assert ("cache_creation" in usage["input_token_details"]) is writes_apart
     assert "when the reply names no model" in _page("usage.md")
@@ -231,14 +230,12 @@ def test_usage_falls_back_to_the_requested_model_as_the_page_says(
 def test_a_k31_messages_schema_is_sent_as_given_as_the_page_says() -> None:
     # Not strict-compatible: an optional property, the object left open.
     schema = {"title": "City", "type": "object", "properties": {"city": {"type": "string"}}}
-    gateway = FakeGateway(
-        lambda body, path: {
-            **minimal_reply(body, path),
-            "content": [{"type": "text", "text": '{"city": "Porto"}'}],
-        }
-    )
-    gateway.model("anthropic").with_structured_output(schema).invoke("A city")
-    assert gateway.body["output_config"]["format"] == {"type": "json_schema", "schema": schema}
+    gateway = FakeKimiGateway().add_reply(text='{"city": "Porto"}')
+    gateway.chat_model(protocol="anthropic").with_structured_output(schema).invoke("A city")
+    assert only_request(gateway)["output_config"]["format"] == {
+        "type": "json_schema",
+        "schema": schema,
+    }
     page = _page("structured-output.md")
     assert "K3.1 Messages schemas are sent as given" in page
     assert '"el modelo devuelve JSON que sigue estrictamente el JSON Schema proporcionado"' in page
@@ -251,7 +248,7 @@ def test_a_chat_stream_without_usage_ends_without_usage_and_without_a_warning() 
         "choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}],
     }
     stream = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n"
-    model = FakeGateway(lambda body, path: stream).model("openai")
+    model = FakeKimiGateway().add_raw(stream).chat_model()  # raw: the fake always sends usage
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         chunks = list(model.stream("hi"))

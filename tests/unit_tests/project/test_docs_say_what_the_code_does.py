@@ -9,7 +9,8 @@ from pydantic import BaseModel
 
 import langchain_kimi
 from docs import hooks
-from tests.support.fake_gateway import FakeGateway
+from langchain_kimi.testing import FakeKimiGateway
+from tests.support.gateways import answering, only_request
 from tools.paths import ROOT
 
 DOCS = ROOT / "docs"
@@ -49,24 +50,25 @@ def test_user_pages_point_at_no_internal_module() -> None:
 
 
 def test_json_mode_with_a_schema_on_kimi_k3_messages_works_as_the_table_says() -> None:
-    gateway = FakeGateway()
-    model = gateway.model("anthropic", "kimi-k3").with_structured_output(
+    gateway = FakeKimiGateway()
+    gateway.add_reply(tool_calls=[{"name": "Invoice", "args": {"number": "A-1"}}])
+    model = gateway.chat_model(protocol="anthropic", model="kimi-k3").with_structured_output(
         Invoice, method="json_mode"
     )
-    model.invoke("Invoice A-1")
-    assert gateway.body["tool_choice"] == {"type": "tool", "name": "Invoice"}
+    assert model.invoke("Invoice A-1") == Invoice(number="A-1")
+    assert only_request(gateway)["tool_choice"] == {"type": "tool", "name": "Invoice"}
     cell = _table_row("structured-output.md", "`kimi-k3`, `anthropic`")[-1]
     assert "forced tool" in cell
     assert "without a schema" in cell  # what is refused
 
 
 def test_the_max_tokens_default_is_the_one_sent_on_messages() -> None:
-    gateway = FakeGateway()
+    gateway = answering()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        gateway.model("anthropic").invoke("hi")
-        gateway.model("openai").invoke("hi")
-    messages, chat = gateway.bodies
+        gateway.chat_model(protocol="anthropic").invoke("hi")
+        gateway.chat_model(protocol="openai").invoke("hi")
+    messages, chat = gateway.requests
     assert messages["max_tokens"] == 131_072
     assert "max_completion_tokens" not in chat
     default = _table_row("index.md", "`max_tokens`")[1]

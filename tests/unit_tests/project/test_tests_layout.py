@@ -60,7 +60,7 @@ def test_the_import_check_sees_every_import_form(tmp_path: Path) -> None:
         "from tests.unit_tests.http.test_b import helper\n"
         "from tests.unit_tests.http import test_c\n"
         "from . import conftest\n"
-        "from tests.support.fake_gateway import FakeGateway\n"
+        "from tests.support.gateways import answering\n"
     )
     flagged = {m for m in _imported_modules(module) if _is_test_module(m)}
     assert flagged == {

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage, SystemMessage, convert_to_messages
 
-from tests.support.fake_gateway import FakeGateway
+from tests.support.gateways import answering, only_request
 from tools.paths import CORPUS
 
 FILES = sorted(CORPUS.rglob("*.json"))
@@ -44,12 +44,12 @@ def test_the_corpus_is_all_there() -> None:
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_every_recorded_request_is_accepted_and_sent(path: Path) -> None:
     protocol, recorded = _request(path)
-    gateway = FakeGateway()
-    model: Any = gateway.model(protocol)
+    gateway = answering()
+    model: Any = gateway.chat_model(protocol=protocol)
     if recorded.get("tools"):
         model = model.bind_tools(recorded["tools"])
     model.invoke(_history(recorded))
-    sent = gateway.body
+    sent = only_request(gateway)
     assert len(sent.get("tools", [])) == len(recorded.get("tools", []))
     for theirs, ours in zip(recorded.get("tools", []), sent.get("tools", []), strict=True):
         if protocol == "anthropic" and str(theirs.get("type", "")).startswith("web_search_"):

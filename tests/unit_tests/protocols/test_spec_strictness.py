@@ -37,7 +37,7 @@ def test_kimi_k3_messages_sampling_is_warned_not_refused(
     def construct_and_call() -> None:
         # A field warns once, at construction; a call argument warns at the call.
         if where == "field":
-            wire.gateway.model("anthropic", K3, **{name: value}).invoke("hi")
+            wire.gateway.chat_model(protocol="anthropic", model=K3, **{name: value}).invoke("hi")
         else:
             wire.model.invoke("hi", **{name: value})
 

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from langchain_kimi import KimiError
-from tests.support.fake_gateway import FakeGateway
+from langchain_kimi.testing import FakeKimiGateway
 from tools.sse_text import split_at
 
 pytestmark = pytest.mark.timeout(60)
@@ -58,11 +58,11 @@ def _run(
 ) -> tuple[str, KimiError | None]:
     """The streamed text, and the error the stream ended with (None when it completed)."""
 
-    def reply(_body: dict[str, Any], _path: str) -> httpx.Response:
-        headers = {"content-type": "text/event-stream"}
-        return httpx.Response(200, headers=headers, stream=Reads(pieces, reset=reset))
-
-    model = FakeGateway(reply).model(protocol, max_retries=0, fallback_base_url=None)
+    headers = {"content-type": "text/event-stream"}
+    gateway = FakeKimiGateway().add_raw(
+        httpx.Response(200, headers=headers, stream=Reads(pieces, reset=reset))
+    )
+    model = gateway.chat_model(protocol=protocol)
     text: list[str] = []
     try:
         for chunk in model.stream("hi"):

@@ -200,7 +200,7 @@ def _without_model(body: dict[str, Any], reply_model: str | None) -> dict[str, A
 def test_usage_accounting_follows_the_model_family(
     protocol: str, style: str, requested: str, reply_model: str | None, accounted_as: str
 ) -> None:
-    from tests.support.fake_gateway import FakeGateway
+    from langchain_kimi.testing import FakeKimiGateway
 
     if protocol == "anthropic":
         body: Any = _without_model(messages_body(requested, MESSAGES_USAGE), reply_model)
@@ -215,8 +215,8 @@ def test_usage_accounting_follows_the_model_family(
             (e, json.dumps(_drop_model(json.loads(d)))) if d != "[DONE]" else (e, d)
             for e, d in events
         ]
-    gateway = FakeGateway(lambda _b, _p: body if style == "invoke" else _sse(events))
-    model = gateway.model(protocol, requested)
+    gateway = FakeKimiGateway().add_raw(body if style == "invoke" else _sse(events))
+    model = gateway.chat_model(protocol=protocol, model=requested)
     if style == "invoke":
         message: Any = model.invoke("hi")
     else:

@@ -1,7 +1,7 @@
 """Bad input gets a clear ValueError before any network call: one test per case.
 
-Every model here uses the offline fake gateway (tests/support/fake_gateway.py), whose transport fails
-the test if it is ever called, so each case also proves that nothing was sent.
+Every model here uses an offline `FakeKimiGateway` (`tests/support/gateways.py` `offline`), which
+fails the test if anything is sent, so each case also proves that nothing was.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from pydantic import BaseModel, ValidationError
 
 from langchain_kimi import ChatKimi
-from tests.support.fake_gateway import offline
+from tests.support.gateways import offline
 
 # Nothing may be sent: the transport of `_model` fails the test when called. Its retries stay at
 # the default, so a refusal cannot hide behind "no retries configured".

@@ -228,7 +228,7 @@ def test_tool_choice_forms(choice: Any, neutral: ToolChoice) -> None:
 
 
 def test_bound_tool_choice_reaches_the_adapter() -> None:
-    wire = Wire("openai")
+    wire = Wire("openai", calls=["get_weather"])  # "required": the reply calls a tool
     wire.model.bind_tools([get_weather, get_time], tool_choice="required").invoke("hi")
     assert wire.body["tool_choice"] == "required"
     assert [t["function"]["name"] for t in wire.body["tools"]] == ["get_weather", "get_time"]
@@ -522,13 +522,25 @@ def test_anthropic_k31_tool_results_merged_into_one_user_turn() -> None:
 def test_anthropic_k3_tool_result_content_is_a_string() -> None:
     wire = Wire("anthropic", K3)
     parts = [{"type": "text", "text": "4 "}, {"type": "text", "text": "degrees"}]
-    history = [ASKED, ANTHROPIC_TURN, ToolMessage(parts, tool_call_id="toolu_01A")]  # type: ignore[arg-type]
-    wire.model.invoke(history)
-    (result,) = wire.body["messages"][-1]["content"]
-    assert result == {"type": "tool_result", "tool_use_id": "toolu_01A", "content": "4 degrees"}
+    # Every call answered, the tools declared: the gateway refuses a history without either.
+    model = wire.model.bind_tools([get_weather, get_time])
+    time = ToolMessage("12:00", tool_call_id="toolu_01B")
+    history = [ASKED, ANTHROPIC_TURN, ToolMessage(parts, tool_call_id="toolu_01A"), time]  # type: ignore[arg-type]
+    model.invoke(history)
+    results = [
+        block
+        for message in wire.body["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+    assert results[0] == {"type": "tool_result", "tool_use_id": "toolu_01A", "content": "4 degrees"}
     with pytest.raises(ValueError, match="image"):
-        wire.model.invoke([ASKED, ANTHROPIC_TURN, ToolMessage([PNG], tool_call_id="toolu_01A")])
+        model.invoke([ASKED, ANTHROPIC_TURN, ToolMessage([PNG], tool_call_id="toolu_01A"), time])
     assert len(wire.bodies) == 1
+
+
+UNANSWERED = ("get_time:2", "get_weather:3", "get_weather:4")
 
 
 def test_openai_tool_messages_carry_tool_call_id() -> None:
@@ -540,6 +552,8 @@ def test_openai_tool_messages_carry_tool_call_id() -> None:
             reply,
             ToolMessage("4 degrees", tool_call_id="functions.get_weather:0"),
             ToolMessage("12:00", tool_call_id="functions.get_time:1"),
+            # Every call answered: the gateway refuses a history that leaves one unanswered.
+            *[ToolMessage("?", tool_call_id=f"functions.{n}") for n in UNANSWERED],
         ]
     )
     assistant, *tools = wire.body["messages"][1:]
@@ -548,6 +562,7 @@ def test_openai_tool_messages_carry_tool_call_id() -> None:
     assert tools == [
         {"role": "tool", "tool_call_id": "functions.get_weather:0", "content": "4 degrees"},
         {"role": "tool", "tool_call_id": "functions.get_time:1", "content": "12:00"},
+        *[{"role": "tool", "tool_call_id": f"functions.{n}", "content": "?"} for n in UNANSWERED],
     ]
 
 

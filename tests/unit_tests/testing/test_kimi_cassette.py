@@ -9,6 +9,7 @@ misbehaving proxy might. The project also holds the docs' `pytest-file` samples,
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -93,6 +94,11 @@ def _pytest(project: Path, env: dict[str, str], *args: str) -> subprocess.Comple
     clean = {
         k: v for k, v in os.environ.items() if not k.startswith(("EVOLINK_", "PYTEST_", "VCR_"))
     }
+    if clean.get("MUTANT_UNDER_TEST") == "stats":
+        # mutmut's first pass counts which functions each test calls, in its own process; a
+        # child's counter finds no [tool.mutmut] in the project and fails, so the child runs the
+        # unmutated code. Under a mutant the child inherits the mutant and runs it too.
+        del clean["MUTANT_UNDER_TEST"]
     clean["PYTHONPATH"] = os.pathsep.join(
         [str(Path(langchain_kimi.__file__).parents[1]), *filter(None, [clean.get("PYTHONPATH")])]
     )
@@ -389,6 +395,9 @@ def test_a_file_that_is_no_cassette_names_itself(
     with pytest.raises(cassettes.UnreadableCassetteError, match=f"cannot read {cassette}") as e:
         _replay(cassette)
     assert problem in str(e.value)
+    assert str(e.value).endswith(
+        ". Restore it from version control, or delete it and record it again with a key."
+    )
 
 
 def test_recording_again_starts_from_an_empty_cassette(tmp_path: Path) -> None:
@@ -432,3 +441,279 @@ def test_two_tests_of_the_same_name_in_two_folders_keep_their_own_cassettes(
     replayed = _pytest(tmp_path, {}, *tests, "--disable-socket", "--allow-unix-socket")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "3 passed" in replayed.stdout
+
+
+# In-process recordings: vcrpy records what an `httpx.MockTransport` answers as it records a real
+# server, so the recorder's scrubbing, its safety net and the replay run in this process (where
+# mutmut sees them), without a subprocess or a socket.
+OWN_TOKEN = "own-Token/NotReal_13579"
+"""A bearer token no key-shaped pattern catches: only the bearer it was sent as can remove it."""
+
+
+def _record(
+    path: Path,
+    handler: Any,
+    *requests: tuple[str, dict[str, Any]],
+    headers: dict[str, str] | None = None,
+) -> None:
+    plan = cassettes.Plan(path=path, record=True, nodeid="tests/test_x.py::test_x")
+    with cassettes.use(plan), httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        for url, body in requests:
+            client.post(f"http://gw.example{url}", json=body, headers=headers)
+
+
+def _send(cassette: Path, url: str, body: dict[str, Any]) -> httpx.Response:
+    plan = cassettes.Plan(path=cassette, record=False, nodeid="tests/test_x.py::test_x")
+    with cassettes.use(plan), httpx.Client() as client:
+        return client.post(f"http://gw.example{url}", json=body)
+
+
+def _ok(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(200, json={"echo": json.loads(request.content)})
+
+
+def test_a_recording_holds_neither_the_key_nor_the_bearer_it_was_sent_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(cassettes.KEY_ENV, KEY)
+
+    def echo(request: httpx.Request) -> httpx.Response:
+        body = f'{{"text": "(echo {KEY} {OWN_TOKEN} caf\\u00e9 café)"}}'.encode()
+        return httpx.Response(
+            200,
+            headers={
+                "x-echo": KEY,
+                "x-echoed": f"token {OWN_TOKEN}",
+                "set-cookie": f"session={quote(KEY, safe='')}",
+                "x-plain": "kept",
+            },
+            content=body,
+        )
+
+    cassette = tmp_path / "rec.yaml"
+    _record(
+        cassette,
+        echo,
+        (f"/v1/chat/completions?api_key={quote(KEY, safe='')}&q=1", {"say": KEY}),
+        headers={"authorization": f"Bearer {OWN_TOKEN}", "x-trace": f"t {OWN_TOKEN}"},
+    )
+    text = cassette.read_text()
+    for form in [*KEY_FORMS, OWN_TOKEN, quote(OWN_TOKEN, safe="")]:
+        assert form not in text, form
+    (interaction,) = yaml.safe_load(text)["interactions"]
+    request, response = interaction["request"], interaction["response"]
+    assert "authorization" not in {name.lower() for name in request["headers"]}
+    assert request["headers"]["x-trace"] == ["t ***"], "a header echoing the bearer is cleaned"
+    assert request["uri"] == "http://gw.example/v1/chat/completions?api_key=***&q=1"
+    assert json.loads(request["body"]) == {"say": "***"}
+    headers = response["headers"]
+    assert "set-cookie" not in headers, "a credential-named header goes whole"
+    assert (headers["x-echo"], headers["x-echoed"]) == (["***"], ["token ***"])
+    assert headers["x-plain"] == ["kept"]
+    body = response["body"]["string"]  # vcrpy writes a UTF-8 body as text
+    assert body == '{"text": "(echo *** *** caf\\u00e9 café)"}'
+    assert headers["content-length"] == [str(len(body.encode()))], "the scrubbed body's length"
+
+
+def test_a_reply_without_a_secret_is_recorded_byte_for_byte_and_replays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(cassettes.KEY_ENV, KEY)
+    raw = b'{"text": "caf\xc3\xa9"}\n\xff\xfe not UTF-8'
+
+    def binary(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"x-plain": "kept"}, content=raw)
+
+    cassette = tmp_path / "rec.yaml"
+    _record(
+        cassette,
+        binary,
+        ("/v1/messages", {"q": 1}),
+        headers={"authorization": f"Bearer {OWN_TOKEN}"},
+    )
+    replayed = _send(cassette, "/v1/messages", {"q": 1})
+    assert (replayed.status_code, replayed.content) == (200, raw)
+    assert replayed.headers["content-length"] == str(len(raw))
+    assert replayed.headers["x-plain"] == "kept"
+
+
+def test_a_key_left_where_no_scrubber_looks_deletes_the_cassette(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reason phrase is written as it came: the read-back check is the last guard."""
+    monkeypatch.setenv(cassettes.KEY_ENV, KEY)
+
+    def leaky(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, extensions={"reason_phrase": f"OK {KEY}".encode()})
+
+    cassette = tmp_path / "rec.yaml"
+    with pytest.raises(AssertionError) as caught:
+        _record(cassette, leaky, ("/v1/messages", {"q": 1}))
+    assert str(caught.value) == f"kimi_cassette: {cassette} held the API key; it was deleted"
+    assert not cassette.exists()
+
+
+def test_secrets_take_each_bearer_token_once_and_no_empty_one() -> None:
+    secrets = cassettes.Secrets(None)
+    secrets.add_bearer("Bearer ")
+    assert secrets.body(b"") == b"", "an empty bearer is no secret"
+    secrets.add_bearer(f"Bearer {OWN_TOKEN} ")
+    secrets.add_bearer(f"Bearer {OWN_TOKEN}")
+    assert secrets.scrubber.secrets == (OWN_TOKEN,)
+    assert secrets.body(f"a {OWN_TOKEN} b") == "a *** b"
+
+
+def test_secrets_clean_bytes_and_text_and_pass_anything_else() -> None:
+    secrets = cassettes.Secrets(OWN_KEY)
+    assert secrets.body(f"x {OWN_KEY}") == "x ***"
+    assert secrets.body(f"x {OWN_KEY} é".encode()) == "x *** é".encode()
+    undecodable = b"\xff " + OWN_KEY.encode()
+    assert secrets.body(undecodable) == "\ufffd ***".encode()
+    assert secrets.body(b"\xff kept") == b"\xff kept", "nothing to remove: the bytes stay"
+    assert secrets.body(None) is None
+    assert cassettes._as_bytes("é") == "é".encode()
+    assert cassettes._as_bytes(b"\xff") == b"\xff"
+    assert cassettes._as_list("v") == ["v"]
+    assert cassettes._as_list(["v", "w"]) == ["v", "w"]
+
+
+@pytest.mark.parametrize(
+    ("nodeid", "name"),
+    [
+        ("tests.py::test_x", "@rootdir/tests/test_x.yaml"),
+        ("tests/test_a.py::test_" + "x" * 145, "test_a/test_" + "x" * 145 + ".yaml"),
+    ],
+)
+def test_cassette_path_edges(nodeid: str, name: str) -> None:
+    """A module named `tests.py` is no folder; a name of exactly 150 characters is kept whole."""
+    assert cassettes.cassette_path(Path("/p"), nodeid) == Path("/p/tests/cassettes", name)
+
+
+def test_a_module_level_node_id_records_as_module_with_its_hash() -> None:
+    digest = hashlib.sha256(b"tests/test_a.py").hexdigest()[:8]
+    path = cassettes.cassette_path(Path("/p"), "tests/test_a.py")
+    assert path == Path(f"/p/tests/cassettes/test_a/module~{digest}.yaml")
+
+
+def test_the_body_matcher_compares_parsed_json_and_says_so() -> None:
+    def request(body: Any) -> Any:
+        return type("Request", (), {"body": body})()
+
+    cassettes._json_body_matcher(request(b'{"a": 1, "b": [2]}'), request('{"b":[2],"a":1}'))
+    cassettes._json_body_matcher(request(None), request(b""))
+    cassettes._json_body_matcher(request("not json"), request(b"not json"))
+    with pytest.raises(AssertionError) as caught:
+        cassettes._json_body_matcher(request(b'{"a": 1}'), request(b'{"a": 2}'))
+    assert str(caught.value) == "request bodies differ"
+
+
+def test_where_names_the_yaml_line_column_and_problem() -> None:
+    mark = yaml.Mark("c.yaml", 0, 6, 2, None, None)
+    scanner = yaml.scanner.ScannerError(problem="found a tab", problem_mark=mark)
+    assert cassettes._where(scanner) == ", line 7, column 3: found a tab"
+    assert cassettes._where(yaml.MarkedYAMLError(problem_mark=mark)) == (
+        ", line 7, column 3: invalid YAML"
+    )
+    wrapped = ValueError("bad")
+    wrapped.__cause__ = scanner
+    assert cassettes._where(wrapped) == ", line 7, column 3: found a tab"
+    assert cassettes._where(KeyError("x")) == ": not a vcrpy cassette (KeyError: 'x')"
+
+
+def test_pretty_body_lines() -> None:
+    assert cassettes._pretty_body(None) == ["null"]
+    assert cassettes._pretty_body(b"") == ["null"]
+    assert cassettes._pretty_body(b"not json\nline 2") == ["not json", "line 2"]
+    assert cassettes._pretty_body('{"q": "Café", "a": 1}') == [
+        "{",
+        '  "a": 1,',
+        '  "q": "Café"',
+        "}",
+    ]
+
+
+def test_discarding_a_recording_deletes_it_and_warns_from_the_kit(tmp_path: Path) -> None:
+    path = tmp_path / "rec.yaml"
+    path.write_text("interactions: []\n")
+    plan = cassettes.Plan(path=path, record=True, nodeid="tests/test_x.py::test_x")
+    with pytest.warns(UserWarning, match="failed while recording") as caught:
+        cassettes.discard(plan)
+    assert [str(w.message) for w in caught] == [
+        f"kimi_cassette: tests/test_x.py::test_x failed while recording; {path} was not kept"
+    ]
+    assert caught[0].filename == cassettes.__file__
+    assert not path.exists()
+    cassettes.discard(plan)  # nothing left: no warning, no error
+
+
+def test_an_empty_cassette_says_it_holds_no_recording(tmp_path: Path) -> None:
+    cassette = tmp_path / "empty.yaml"
+    cassette.write_text("interactions: []\nversion: 1\n")
+    with pytest.raises(cassettes.NoRecordingError, match=r"\nThe cassette holds no recording\.\n"):
+        _send(cassette, "/v1/messages", {"q": 1})
+
+
+def test_the_nearest_recording_is_on_the_same_path_first_then_the_closest_body(
+    tmp_path: Path,
+) -> None:
+    cassette = tmp_path / "rec.yaml"
+    france = {"messages": [{"content": "Capital of France?"}], "model": "m"}
+    other = {"messages": [{"content": "Something else entirely"}], "tools": [1, 2, 3]}
+    _record(cassette, _ok, ("/v1/messages", france), ("/v1/chat/completions", other))
+    spain = json.loads(json.dumps(france).replace("France", "Spain"))
+    with pytest.raises(cassettes.NoRecordingError) as caught:
+        _send(cassette, "/v1/chat/completions", spain)
+    assert "Nearest recorded request: #2 of 2, POST /v1/chat/completions" in str(caught.value)
+    with pytest.raises(cassettes.NoRecordingError) as caught:
+        _send(cassette, "/v1/messages", spain)
+    assert "Nearest recorded request: #1 of 2, POST /v1/messages" in str(caught.value)
+
+
+def test_the_same_body_on_another_path_says_the_bodies_are_the_same(tmp_path: Path) -> None:
+    cassette = tmp_path / "rec.yaml"
+    _record(cassette, _ok, ("/v1/messages", {"q": 1}))
+    with pytest.raises(cassettes.NoRecordingError) as caught:
+        _send(cassette, "/v1/chat/completions", {"q": 1})
+    assert "body sent (+):\n(the bodies are the same)\n" in str(caught.value)
+
+
+def test_the_body_diff_is_unified_with_two_lines_of_context(tmp_path: Path) -> None:
+    cassette = tmp_path / "rec.yaml"
+    recorded = {f"k{i:02}": i for i in range(1, 10)}
+    _record(cassette, _ok, ("/v1/messages", recorded))
+    with pytest.raises(cassettes.NoRecordingError) as caught:
+        _send(cassette, "/v1/messages", {**recorded, "k05": 50})
+    expected = "\n".join(
+        [
+            "--- recorded",
+            "+++ sent",
+            "@@ -4,5 +4,5 @@",
+            '   "k03": 3,',
+            '   "k04": 4,',
+            '-  "k05": 5,',
+            '+  "k05": 50,',
+            '   "k06": 6,',
+            '   "k07": 7,',
+        ]
+    )
+    assert f"body sent (+):\n{expected}\n" in str(caught.value)
+
+
+@pytest.mark.parametrize(("items", "more"), [(26, None), (27, "... (2 more lines)")])
+def test_a_body_diff_longer_than_sixty_lines_is_cut(
+    items: int, more: str | None, tmp_path: Path
+) -> None:
+    """Recorded `items` numbers, sent `items + 1` others: a diff of 8 + 2 * items lines."""
+    cassette = tmp_path / "rec.yaml"
+    _record(cassette, _ok, ("/v1/messages", {"x": list(range(items))}))
+    with pytest.raises(cassettes.NoRecordingError) as caught:
+        _send(cassette, "/v1/messages", {"x": list(range(100, 101 + items))})
+    diff = str(caught.value).split("body sent (+):\n")[1].split(f"\n{cassettes._REPLAY_ADVICE}")[0]
+    lines = diff.splitlines()
+    assert lines[0] == "--- recorded"
+    if more is None:
+        assert len(lines) == 60
+        assert "more lines" not in diff
+    else:
+        assert len(lines) == 61
+        assert lines[-1] == more

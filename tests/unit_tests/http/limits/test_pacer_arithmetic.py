@@ -61,12 +61,13 @@ def test_a_slow_gateway_measured_below_one_request_per_second_is_kept() -> None:
     assert pacer.current(4.0) == pytest.approx(KNOBS.margin * 1 / 2.0)
 
 
-def test_a_clean_step_at_most_doubles_a_slow_rate() -> None:
-    # KNOBS.probe (1/s) is more than the rate (0.5/s): the raise is capped at doubling. At 0.5/s a
-    # 0.25 s step holds no send at all, and still probes: the call waited through it.
-    pacer = paced_pacer(0.5)
+def test_a_clean_step_raises_a_slow_rate_by_at_most_max_probe_of_it() -> None:
+    # KNOBS.probe (1/s) is more than twice the rate (0.25/s): the raise is capped at max_probe
+    # of the rate. At 0.25/s a 0.25 s step holds no send at all, and still probes: the call
+    # waited through it.
+    pacer = paced_pacer(0.25)
     assert pacer.delay(2.125) > 0  # a call waited for its turn
-    assert pacer.current(2.25) == 1.0
+    assert pacer.current(2.25) == pytest.approx(0.25 * (1 + KNOBS.max_probe))
 
 
 def test_a_throttled_step_keeps_at_least_half_the_rate() -> None:
@@ -155,12 +156,13 @@ def test_the_look_back_second_includes_its_first_instant() -> None:
     assert pacer.rate == 8.0
 
 
-def test_an_inert_pool_remembers_only_the_last_second_of_sends() -> None:
+def test_an_inert_pool_remembers_only_the_last_steps_of_sends() -> None:
+    # What the first estimate (the last second) and a step measured one lag back need.
     pacer = Pacer()
     for i in range(1000):
         pacer.sent(i / 100)
     assert pacer.rate is None
-    assert len(pacer._sends) <= 102
+    assert len(pacer._sends) <= 100 * max(KNOBS.first_lookback, KNOBS.longest_step) + 2
 
 
 def test_an_inert_pacer_never_holds_a_send_back() -> None:
@@ -225,3 +227,14 @@ def test_once_a_throttled_step_measured_the_gateway_clean_steps_add_probe_from_t
     # A clean step in which the pace was used: + KNOBS.probe (the rate was measured: no doubling, and
     # the first raise after a throttled step is KNOBS.probe itself).
     assert pacer.current(0.5) == pytest.approx(KNOBS.margin * 2 / 0.25 + KNOBS.probe)
+
+
+def test_a_slow_refusal_is_forgotten_with_the_episode() -> None:
+    # A 429 that took 3 s makes this episode's steps count one lag back; once pacing healed, the
+    # next episode learns its refusals' time anew (nothing is remembered across episodes).
+    pacer = Pacer()
+    pacer.sent(0.0)
+    pacer.throttled(sent_at=0.0, now=3.0)
+    assert pacer._lag == 3.0 >= KNOBS.slow_refusal
+    assert pacer.current(3.0 + KNOBS.heal) is None
+    assert pacer._lag == 0.0

@@ -15,7 +15,7 @@ import pytest
 
 from langchain_kimi import KimiStreamError
 from langchain_kimi.protocols.anthropic_messages import StreamDecoder, parse_response
-from tests.support.fake_gateway import FakeGateway
+from langchain_kimi.testing import FakeKimiGateway
 
 USAGE = {"input_tokens": 12, "output_tokens": 3}
 
@@ -80,9 +80,9 @@ def test_cut_before_message_delta_is_a_stream_error() -> None:
     with pytest.raises(KimiStreamError, match="message_stop"):
         run(StreamDecoder(), events(with_delta=False))
     # What arrived is kept by the stream plan (decoders keep reply state only).
-    gateway = FakeGateway(reply=lambda body, path: sse(events(with_delta=False)))
+    gateway = FakeKimiGateway().add_raw(sse(events(with_delta=False)))
     with pytest.raises(KimiStreamError, match="message_stop") as caught:
-        list(gateway.model("anthropic", max_retries=0).stream("hi"))
+        list(gateway.chat_model(protocol="anthropic").stream("hi"))
     assert caught.value.partial is not None
     assert caught.value.partial.content == "OK"
 

@@ -15,7 +15,7 @@ import httpx2
 import pytest
 from langchain_anthropic import ChatAnthropic
 
-from tests.support.fake_gateway import FakeGateway
+from langchain_kimi.testing import FakeKimiGateway
 
 KEYS = ("stop_reason", "stop_sequence")
 
@@ -64,8 +64,8 @@ def _chat_anthropic(body: dict[str, Any], stream: bool) -> Any:
 
 
 def _chat_kimi(body: dict[str, Any], stream: bool) -> Any:
-    gateway = FakeGateway(lambda _body, _path: _sse(body) if stream else body)
-    model = gateway.model("anthropic")
+    gateway = FakeKimiGateway().add_raw(_sse(body) if stream else body)
+    model = gateway.chat_model(protocol="anthropic")
     if stream:
         return reduce(operator.add, model.stream("hi"))
     return model.invoke("hi")

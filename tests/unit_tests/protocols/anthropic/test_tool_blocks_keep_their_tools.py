@@ -92,7 +92,8 @@ def test_k3_none_with_tool_history_keeps_the_tools_and_warns_once() -> None:
 @pytest.mark.parametrize("model", [K3, K31])
 @pytest.mark.parametrize("choice", [None, "auto", "any", "none", "get_weather"])
 def test_every_body_with_tool_blocks_declares_their_tools(model: str, choice: str | None) -> None:
-    wire = Wire("anthropic", model)
+    forced = choice in ("any", "get_weather")  # the reply then calls the tool
+    wire = Wire("anthropic", model, calls=["get_weather"] if forced else ())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         wire.model.bind_tools([get_weather, get_time], tool_choice=choice).invoke(_tool_history())
@@ -101,7 +102,7 @@ def test_every_body_with_tool_blocks_declares_their_tools(model: str, choice: st
 
 
 def test_k31_forcing_another_tool_than_the_history_calls_is_refused_before_sending() -> None:
-    wire = Wire("anthropic", K31)
+    wire = Wire("anthropic", K31, calls=["get_time"])
     bound = wire.model.bind_tools([get_weather, get_time], tool_choice="get_time")
     with pytest.raises(ValueError, match=r"the history calls \['get_weather'\]"):
         bound.invoke(_tool_history())

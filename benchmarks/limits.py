@@ -1,0 +1,193 @@
+"""The kinds of limit the loopback gateway (`benchmarks.gateway`) enforces, as pure arithmetic on
+the times it is given (issue 29: the gateways the world runs, not only token buckets).
+
+Each limit answers `take(now, tokens)`: 0 when the request arriving at `now` is admitted, else
+the seconds until it would be (what the 429's `Retry-After` says). A concurrency limit is also
+told when an admitted request's answer is due (`admitted`), since it counts what is in flight.
+They are the same kinds as the simulation's (`tests/support/pool_simulation.py`), where the
+controller meets them on simulated time; the client is never told which one it faces.
+"""
+
+from __future__ import annotations
+
+import collections
+import heapq
+import math
+import random
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class Limit(Protocol):
+    def take(self, now: float, tokens: float = 0.0) -> float:
+        """0: admitted; else the seconds until the request would be."""
+        ...
+
+    def admitted(self, now: float, answered_at: float) -> None:
+        """The request admitted at `now` is answered at `answered_at`."""
+        ...
+
+
+class TokenBucket:
+    """`rate` requests/s with a bucket of `burst` seconds' worth; the rate may move at
+    `moves_at` to `moved_rate` (a limit that falls or rises)."""
+
+    def __init__(
+        self,
+        rate: float,
+        burst: float = 1.0,
+        *,
+        moves_at: float | None = None,
+        moved_rate: float | None = None,
+        start: float = 0.0,
+    ) -> None:
+        self.rate = rate
+        self.capacity = max(1.0, rate * burst)
+        self.tokens = self.capacity
+        self.stamp = start
+        self.start = start
+        self.moves_at = moves_at
+        self.moved_rate = moved_rate
+
+    def take(self, now: float, tokens: float = 0.0) -> float:
+        self._move(now)
+        self.tokens = min(self.capacity, self.tokens + max(0.0, now - self.stamp) * self.rate)
+        self.stamp = max(self.stamp, now)
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return 0.0
+        return (1 - self.tokens) / self.rate
+
+    def admitted(self, now: float, answered_at: float) -> None:
+        return None
+
+    def _move(self, now: float) -> None:
+        if self.moves_at is None or self.moved_rate is None or now < self.start + self.moves_at:
+            return
+        # The bucket keeps its depth in seconds: a fallen limit does not refill at once.
+        self.capacity = max(1.0, self.capacity * self.moved_rate / self.rate)
+        self.tokens = min(self.tokens, self.capacity)
+        self.rate, self.moves_at = self.moved_rate, None
+
+
+class ConcurrencyLimit:
+    """At most `limit` requests in flight; beyond it, a 429 until the earliest is answered."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.answers: list[float] = []  # when each admitted request in flight is answered
+
+    def take(self, now: float, tokens: float = 0.0) -> float:
+        while self.answers and self.answers[0] <= now:
+            heapq.heappop(self.answers)
+        if len(self.answers) < self.limit:
+            return 0.0
+        return self.answers[0] - now
+
+    def admitted(self, now: float, answered_at: float) -> None:
+        heapq.heappush(self.answers, answered_at)
+
+
+class TokensPerMinute:
+    """A bucket of one minute's `per_minute` tokens, refilled steadily; each request spends its
+    prompt's tokens (a request larger than what is left is refused until enough refilled)."""
+
+    def __init__(self, per_minute: float, start: float = 0.0) -> None:
+        self.per_minute = per_minute
+        self.tokens = per_minute
+        self.stamp = start
+
+    def take(self, now: float, tokens: float = 0.0) -> float:
+        per_second = self.per_minute / 60.0
+        self.tokens = min(self.per_minute, self.tokens + max(0.0, now - self.stamp) * per_second)
+        self.stamp = max(self.stamp, now)
+        if self.tokens >= tokens:
+            self.tokens -= tokens
+            return 0.0
+        return (tokens - self.tokens) / per_second
+
+    def admitted(self, now: float, answered_at: float) -> None:
+        return None
+
+
+class SlidingWindow:
+    """At most `rate` requests admitted in any trailing second (a log of admitted sends)."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+        self.log: collections.deque[float] = collections.deque()
+
+    def take(self, now: float, tokens: float = 0.0) -> float:
+        while self.log and self.log[0] <= now - 1.0:
+            self.log.popleft()
+        if len(self.log) < self.rate:
+            self.log.append(now)
+            return 0.0
+        return self.log[0] + 1.0 - now
+
+    def admitted(self, now: float, answered_at: float) -> None:
+        return None
+
+
+class FixedWindow:
+    """At most `rate` requests per whole second since `start` (a counter reset each second)."""
+
+    def __init__(self, rate: float, start: float = 0.0) -> None:
+        self.rate = rate
+        self.start = start
+        self.second = -1
+        self.count = 0
+
+    def take(self, now: float, tokens: float = 0.0) -> float:
+        second = math.floor(now - self.start)
+        if second != self.second:
+            self.second, self.count = second, 0
+        if self.count < self.rate:
+            self.count += 1
+            return 0.0
+        return self.start + second + 1 - now
+
+    def admitted(self, now: float, answered_at: float) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class Overload:
+    """`share` of the requests arriving within `seconds` of the start are refused with `status`
+    (503, or 529 `overloaded_error`), saying `Retry-After: 1` when `retry_after`."""
+
+    share: float
+    seconds: float
+    status: int = 503
+    retry_after: bool = True
+
+    def refuses(self, elapsed: float, draw: random.Random) -> bool:
+        return elapsed < self.seconds and draw.random() < self.share
+
+
+KINDS = ("bucket", "concurrency", "tokens", "sliding", "fixed")
+
+
+def limit_for(
+    kind: str,
+    *,
+    rate: float,
+    burst: float = 1.0,
+    concurrency: int = 20,
+    tokens_per_minute: float = 1_200_000,
+    moves_at: float | None = None,
+    moved_rate: float | None = None,
+    start: float = 0.0,
+) -> Limit:
+    """The limit of one kind (`KINDS`); `rate` is requests/s where the kind counts requests."""
+    if kind == "bucket":
+        return TokenBucket(rate, burst, moves_at=moves_at, moved_rate=moved_rate, start=start)
+    if kind == "concurrency":
+        return ConcurrencyLimit(concurrency)
+    if kind == "tokens":
+        return TokensPerMinute(tokens_per_minute, start)
+    if kind == "sliding":
+        return SlidingWindow(rate)
+    if kind == "fixed":
+        return FixedWindow(rate, start)
+    raise ValueError(f"unknown limit kind {kind!r}; one of {', '.join(KINDS)}")
