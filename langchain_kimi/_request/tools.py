@@ -239,6 +239,9 @@ def schema_parts(schema: dict[str, Any] | type) -> tuple[str, str, dict[str, Any
     description = str(body.get("description") or "")
     if isinstance(schema, dict) and schema.get("type") == "function":
         description = str(schema["function"].get("description") or "")
+    elif isinstance(schema, dict) and ("input_schema" in schema or "parameters" in schema):
+        # The Anthropic and bare function forms carry the description beside the schema.
+        description = str(schema.get("description") or "")
     if not body.get("description"):
         body.pop("description", None)  # langchain-core adds an empty one for undocumented models
     return name, description, body
