@@ -85,6 +85,7 @@ def test_a_parsed_structure_loses_the_key_everywhere_and_keeps_its_shape() -> No
         "X-Amz-Security-Token",
         "access_token",
         "apiKey",
+        "apikey",
         "client_secret",
         "password",
         "passwd",
@@ -278,3 +279,37 @@ def test_a_url_keeps_its_blank_query_values() -> None:
     assert Scrubber().url("https://h.example/v1?flag=&api_key=k") == (
         "https://h.example/v1?flag=&api_key=***"
     )
+
+
+def test_userinfo_is_cut_at_the_first_scheme_separator() -> None:
+    """A later `://` (a redirect target in the query) is not where the authority starts."""
+    cleaned = Scrubber(()).url("https://user:pw@host/cb?to=https://other")
+    assert cleaned == "https://***@host/cb?to=https%3A%2F%2Fother"
+
+
+def test_a_url_no_parser_reads_is_cleaned_as_text() -> None:
+    assert Scrubber(("sekret-value-1",)).url("http://[::1/sekret-value-1") == "http://[::1/***"
+
+
+def test_json_text_is_cleaned_as_its_value_and_kept_as_written_when_clean() -> None:
+    scrubber = Scrubber(("sekret-value-1",))
+    cleaned = scrubber.json_text('{"a": "x sekret-value-1",   "b": "é"}')
+    assert cleaned == '{"a": "x ***", "b": "é"}', "re-encoded, non-ASCII kept as is"
+    assert scrubber.json_text('{ "a" : 1 }') == '{ "a" : 1 }', (
+        "nothing changed: the text as written"
+    )
+    assert scrubber.json_text("not json sekret-value-1") == "not json ***"
+
+
+def test_only_slash_quote_and_backslash_have_a_backslash_escape() -> None:
+    """JSON writes `\\/`, `\\"`, `\\\\`; a backslash before a letter is no form of the letter."""
+    scrubber = Scrubber(("keyXkeyXkey",))
+    assert scrubber.text("keyXkeyXkey") == REDACTED
+    assert scrubber.text("key\\Xkey\\Xkey") == "key\\Xkey\\Xkey"
+
+
+def test_percent_forms_are_for_ascii_only() -> None:
+    """U+0080 percent-encodes as UTF-8 (`%C2%80`); `%80` alone is not its encoding."""
+    scrubber = Scrubber(("abcdefgh\x80",))
+    assert scrubber.text("abcdefgh%80") == "abcdefgh%80"
+    assert Scrubber(("abcdefgh\x7f",)).text("abcdefgh%7F") == REDACTED

@@ -120,8 +120,11 @@ def test_an_unknown_model_gets_the_k31_row_with_checks_off_and_one_warning(
 ) -> None:
     monkeypatch.setattr(profiles, "_warned_unknown", set())  # once per process: start afresh
     name = f"kimi-next-{protocol}"
-    with pytest.warns(UserWarning, match=rf"Unknown Kimi model id '{name}'.*known models: "):
+    with pytest.warns(UserWarning, match=rf"Unknown Kimi model id '{name}'") as caught:
         row = capabilities(name, protocol)
+    assert str(caught[0].message).endswith(
+        "(known models: kimi-k3.1-pro, kimi-k3.1-pro-highspeed, kimi-k3)."
+    )
     assert row == replace(capabilities(K31_PRO, protocol), model=name, known=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -164,3 +167,18 @@ def test_the_langchain_profile_of_a_row() -> None:
         "max",
     ]
     assert capabilities(K31_PRO, "openai").profile()["structured_output"] is True
+
+
+def test_a_known_model_supports_only_its_efforts_an_unknown_one_any() -> None:
+    assert capabilities(K3, "openai").supports_effort("max") is True
+    assert capabilities(K3, "openai").supports_effort("low") is False
+    unknown = replace(capabilities(K3, "openai"), known=False)
+    assert unknown.supports_effort("low") is True, "checks are off for an unknown model"
+
+
+def test_all_rows_are_every_known_model_on_each_protocol() -> None:
+    rows = profiles.all_rows()
+    assert [(r.model, r.protocol) for r in rows] == [
+        (model, protocol) for protocol in profiles.PROTOCOLS for model in profiles.KNOWN_MODELS
+    ]
+    assert all(r == capabilities(r.model, r.protocol) for r in rows)

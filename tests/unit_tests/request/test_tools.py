@@ -8,19 +8,32 @@ from __future__ import annotations
 
 import json
 import warnings
-from typing import Any
+from typing import Any, NotRequired
 
 import pytest
 from langchain_anthropic import ChatAnthropic
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from langchain_kimi._request import resolve as _resolve
-from langchain_kimi._request.options import ToolChoice
-from langchain_kimi._request.tools import resolve_tool_choice, to_tool_specs
+from langchain_kimi._request.options import (
+    FunctionToolSpec,
+    OutputFormat,
+    ToolChoice,
+    WebSearchToolSpec,
+)
+from langchain_kimi._request.tools import (
+    output_format_from_response_format,
+    resolve_tool_choice,
+    schema_name_and_json,
+    schema_parts,
+    spec_to_bindable,
+    to_tool_spec,
+    to_tool_specs,
+)
 from tests.support.wire import ANTHROPIC_OK, OPENAI_OK, Wire
 from tools.schema_validation import validate_response
 
@@ -572,3 +585,331 @@ def test_unknown_tool_call_id_is_refused_before_sending() -> None:
         with pytest.raises(ValueError, match="tool_call_id"):
             wire.model.invoke([ASKED, ANTHROPIC_TURN, ToolMessage("x", tool_call_id="call_zz")])
         assert wire.bodies == []
+
+
+# The conversions themselves, called directly (the tests above go through ChatKimi).
+FORM = (
+    '{"type": "web_search_20250305", "name": "web_search"} with an optional "max_uses": <int >= 1>'
+)
+MESSAGES_SEARCH = {"type": "web_search_20250305", "name": "web_search"}
+
+
+@pytest.mark.parametrize(
+    ("tool", "spec"),
+    [
+        ("web_search", WebSearchToolSpec()),
+        ({"type": "web_search"}, WebSearchToolSpec()),
+        ({"type": "web_search", "max_uses": 1}, WebSearchToolSpec(max_uses=1)),
+        ({"type": "web_search", "max_uses": None}, WebSearchToolSpec()),
+        (
+            {**MESSAGES_SEARCH, "max_uses": 2},
+            WebSearchToolSpec(2, {**MESSAGES_SEARCH, "max_uses": 2}),
+        ),
+        (
+            {**MESSAGES_SEARCH, "max_uses": None, "allowed_domains": None},
+            WebSearchToolSpec(raw=MESSAGES_SEARCH),
+        ),
+    ],
+)
+def test_web_search_spellings_and_their_spec(tool: Any, spec: WebSearchToolSpec) -> None:
+    assert to_tool_spec(tool) == spec
+
+
+@pytest.mark.parametrize(
+    ("tool", "message"),
+    [
+        (
+            {"type": "web_search", "max_uses": 0},
+            "web_search max_uses must be a positive integer, got 0",
+        ),
+        (
+            {"type": "web_search", "max_uses": True},
+            "web_search max_uses must be a positive integer, got True",
+        ),
+        (
+            {"type": "web_search", "max_uses": "2"},
+            "web_search max_uses must be a positive integer, got '2'",
+        ),
+        (
+            {**MESSAGES_SEARCH, "max_uses": 2.0},
+            f"web_search max_uses must be a positive integer, got 2.0; the documented form is {FORM}",
+        ),
+        (
+            {**MESSAGES_SEARCH, "user_location": {}, "allowed_domains": ["a.example"]},
+            "web search option 'allowed_domains', 'user_location' is not documented;"
+            f" the documented form is {FORM}",
+        ),
+        (
+            {"type": "web_search_20250305", "name": "search"},
+            "unsupported web search tool {'type': 'web_search_20250305', 'name': 'search'};"
+            f" the documented form is {FORM}",
+        ),
+        (
+            {"type": "web_search_20250305"},
+            f"unsupported web search tool {{'type': 'web_search_20250305'}}; the documented form is {FORM}",
+        ),
+    ],
+)
+def test_a_web_search_outside_the_documented_form_is_refused_saying_why(
+    tool: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError) as caught:
+        to_tool_spec(tool)
+    assert str(caught.value) == message
+
+
+class Answer(BaseModel):
+    value: int
+
+
+def test_dict_tools_default_their_description_and_pass_strict() -> None:
+    anthropic = {"name": "f", "input_schema": {"type": "object", "properties": {}}}
+    assert to_tool_spec(anthropic, strict=True) == FunctionToolSpec(
+        "f", "", {"type": "object", "properties": {}}, strict=True
+    )
+    assert to_tool_spec({"name": "g"}) == FunctionToolSpec("g", "", {"type": "object"})
+    assert to_tool_spec({"name": "h", "parameters": {"properties": {}}}).parameters == {
+        "properties": {}
+    }, "a schema without a type is an object schema"
+    strict = to_tool_spec(Answer, strict=True)
+    assert (strict.strict, strict.parameters["additionalProperties"]) == (True, False)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("tool", "message"),
+    [
+        ({"type": "file_search"}, "unsupported tool type 'file_search'"),
+        ({"type": "function", "function": "f"}, "unsupported tool type 'function'"),
+        (
+            {"type": "function", "function": {"name": ""}},
+            "tool {'type': 'function', 'function': {'name': ''}} has no name",
+        ),
+        (
+            {"name": "f", "parameters": {"type": "array"}},
+            "tool 'f': the parameters schema must have type 'object', got 'array'",
+        ),
+    ],
+)
+def test_tools_that_are_no_function_are_refused_saying_why(
+    tool: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError) as caught:
+        to_tool_spec(tool)
+    assert str(caught.value) == message
+
+
+def test_duplicates_are_sent_once_and_the_tools_after_them_still_are() -> None:
+    @tool
+    def get_weather_again(city: str) -> str:
+        """Another weather tool."""
+        return city
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the same tool twice is no surprise: no warning
+        specs = to_tool_specs(
+            ["web_search", get_weather, {"type": "web_search"}, get_weather, get_time]
+        )
+    assert [getattr(s, "name", "web search") for s in specs] == [
+        "web search",
+        "get_weather",
+        "get_time",
+    ]
+    renamed = {"name": "get_weather", "input_schema": {"type": "object"}}
+    with pytest.warns(UserWarning, match="two tools") as caught:
+        specs = to_tool_specs([get_weather, renamed, get_weather_again])
+    assert [str(w.message) for w in caught] == [
+        "two tools are named 'get_weather'; sending only the first"
+    ]
+    assert specs == (to_tool_spec(get_weather), to_tool_spec(get_weather_again))
+
+
+def test_bindable_forms_of_web_search() -> None:
+    assert spec_to_bindable(WebSearchToolSpec()) == {"type": "web_search"}
+    assert spec_to_bindable(WebSearchToolSpec(max_uses=3)) == {"type": "web_search", "max_uses": 3}
+    raw = {**MESSAGES_SEARCH, "max_uses": 1}
+    bound = spec_to_bindable(WebSearchToolSpec(max_uses=1, raw=raw))
+    assert bound == raw
+    assert bound is not raw, "a copy: editing the bound form leaves the spec as it was"
+
+
+@pytest.mark.parametrize(
+    "choice", [{"type": "function"}, {"type": "tool", "name": 5}, {"type": "tool"}, 7]
+)
+def test_a_tool_choice_without_a_name_is_unsupported(choice: Any) -> None:
+    with pytest.raises(ValueError, match=r"^unsupported tool_choice "):
+        resolve_tool_choice(choice, to_tool_specs([get_weather]))
+
+
+class Untitled(BaseModel):
+    model_config = ConfigDict(title="")
+    value: int
+
+
+@pytest.mark.parametrize(
+    ("schema", "name", "body"),
+    [
+        (
+            {
+                "type": "function",
+                "function": {"name": "f", "parameters": {"type": "object", "x": 1}},
+            },
+            "f",
+            {"type": "object", "x": 1},
+        ),
+        ({"type": "function", "function": {"name": "f"}}, "f", {"type": "object"}),
+        (
+            {"name": "a", "input_schema": {"type": "object", "y": 2}},
+            "a",
+            {"type": "object", "y": 2},
+        ),
+        ({"name": "p", "parameters": {"type": "object", "z": 3}}, "p", {"type": "object", "z": 3}),
+        (
+            {"title": "", "type": "object", "properties": {}},
+            "output",
+            {"title": "", "type": "object", "properties": {}},
+        ),
+    ],
+)
+def test_schema_name_and_json_of_each_dict_form(
+    schema: dict[str, Any], name: str, body: dict[str, Any]
+) -> None:
+    assert schema_name_and_json(schema) == (name, body)
+
+
+def test_a_model_with_an_empty_title_is_named_after_its_class() -> None:
+    assert schema_name_and_json(Untitled)[0] == "Untitled"
+    assert schema_name_and_json(Answer)[0] == "Answer"
+
+
+PROPS = {"a": {"type": "integer"}}
+
+
+class Partial(TypedDict):
+    """Some fields may be left out."""
+
+    city: NotRequired[str]
+    days: int
+
+
+@pytest.mark.parametrize(
+    ("schema", "parts"),
+    [
+        (
+            {
+                "type": "json_schema",
+                "json_schema": {"name": "n", "description": "d", "schema": {"type": "object"}},
+            },
+            ("n", "d", {"type": "object"}),
+        ),
+        ({"name": "n", "schema": {"type": "object"}}, ("n", "", {"type": "object"})),
+        (
+            {
+                "type": "function",
+                "function": {"name": "f", "description": "fd", "parameters": {"type": "object"}},
+            },
+            ("f", "fd", {"type": "object"}),
+        ),
+        (
+            {"title": "T", "description": "", "type": "object", "properties": PROPS},
+            ("T", "", {"title": "T", "type": "object", "properties": PROPS}),
+        ),
+        (
+            {"title": "T", "description": "td", "type": "object", "properties": PROPS},
+            ("T", "td", {"title": "T", "description": "td", "type": "object", "properties": PROPS}),
+        ),
+    ],
+)
+def test_schema_parts_of_each_form(
+    schema: dict[str, Any], parts: tuple[str, str, dict[str, Any]]
+) -> None:
+    assert schema_parts(schema) == parts
+
+
+def test_schema_parts_of_a_dict_without_a_name_is_refused() -> None:
+    with pytest.raises(ValueError, match="Unsupported function"):
+        schema_parts({"schema": {"type": "object"}})
+
+
+def test_schema_parts_of_a_typeddict_langchain_core_cannot_convert() -> None:
+    name, description, body = schema_parts(Partial)
+    assert (name, description) == ("Partial", "Some fields may be left out.")
+    assert body["properties"]["city"] == {"title": "City", "type": "string"}
+    assert body["required"] == ["days"]
+
+
+@pytest.mark.parametrize(
+    ("value", "output"),
+    [
+        (None, None),
+        ({"type": "text"}, None),
+        ({"type": "json_object"}, OutputFormat("json_object")),
+        (
+            {
+                "type": "json_schema",
+                "json_schema": {"name": "n", "schema": {"type": "object"}, "strict": True},
+            },
+            OutputFormat("json_schema", name="n", schema={"type": "object"}, strict=True),
+        ),
+        (
+            {"type": "json_schema", "json_schema": {"schema": {"type": "object"}}},
+            OutputFormat("json_schema", name="output", schema={"type": "object"}),
+        ),
+    ],
+)
+def test_response_format_forms(value: Any, output: OutputFormat | None) -> None:
+    assert output_format_from_response_format(value) == output
+
+
+def test_a_response_format_model_and_an_output_format_pass() -> None:
+    ready = OutputFormat("json_object")
+    assert output_format_from_response_format(ready) is ready
+    made = output_format_from_response_format(Answer)
+    assert made == OutputFormat(
+        "json_schema", name="Answer", schema=schema_name_and_json(Answer)[1]
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("json", "unsupported response_format 'json'"),
+        ({"type": "xml"}, "unsupported response_format {'type': 'xml'}"),
+        ({"type": "json_schema"}, "unsupported response_format {'type': 'json_schema'}"),
+        (
+            {"type": "json_schema", "json_schema": {"name": "n"}},
+            "response_format json_schema needs a 'schema' object",
+        ),
+    ],
+)
+def test_unsupported_response_formats_are_refused(value: Any, message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        output_format_from_response_format(value)
+    assert str(caught.value) == message
+
+
+def test_strict_reaches_an_openai_format_tool_that_has_none() -> None:
+    """langchain-core passes an OpenAI-format dict through without the `strict` it was given."""
+    openai = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    assert to_tool_spec(openai, strict=True).strict is True  # type: ignore[union-attr]
+    given = {"type": "function", "function": {**openai["function"], "strict": False}}  # type: ignore[dict-item]
+    assert to_tool_spec(given, strict=True).strict is False  # type: ignore[union-attr]
+
+
+class Retitled(TypedDict):
+    __pydantic_config__ = ConfigDict(title="Other")  # type: ignore[misc]
+    city: NotRequired[str]
+
+
+class Blank(TypedDict):
+    __pydantic_config__ = ConfigDict(title="")  # type: ignore[misc]
+    city: NotRequired[str]
+
+
+def test_a_typeddict_pydantic_converts_is_named_by_its_title_else_its_class() -> None:
+    assert schema_parts(Retitled)[0] == "Other"
+    assert schema_parts(Blank)[0] == "Blank"
+
+
+def test_an_openai_function_without_a_description_has_an_empty_one() -> None:
+    function = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    assert schema_parts(function) == ("f", "", {"type": "object"})
