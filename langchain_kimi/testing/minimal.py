@@ -16,7 +16,8 @@ formats, which the documents name ("suele incluir message_start, content_block_*
 schema. Where a stream part is a documented object, it is cut by that object's schema: the
 `message` of `message_start` and the `delta` of `message_delta` as a `MessageResponse`, a
 `content_block` as a `ContentBlock`, a chunk as a `ChatCompletionResponse` whose choices carry a
-`ChatMessage` as `delta`.
+`ChatMessage` as `delta`. The one exception is the trailing usage chunk's empty `choices`: its
+shape is another row's (`chat-stream-usage`, "usage on a trailing chunk with empty choices").
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def openai_chunk(chunk: Json, model: str) -> Json:
     `ChatMessage` under `delta` instead of `message`."""
     cut = _Cut("openai", model)
     out: Json = cut.value(chunk, {"$ref": "#/components/schemas/ChatCompletionResponse"})
+    if "choices" in chunk:  # the trailing usage chunk keeps its `[]` (the chat-stream-usage row)
+        out.setdefault("choices", [])
     message = {"$ref": "#/components/schemas/ChatMessage"}
     for choice in out.get("choices") or []:
         if "delta" in choice:
