@@ -58,3 +58,20 @@ def _placeholder_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("EVOLINK_BASE_URL", raising=False)
     if record_mode() == "none":
         monkeypatch.setenv("EVOLINK_API_KEY", PLACEHOLDER_KEY)
+
+
+@pytest.fixture(params=["full", "cut"])
+def both_reply_forms(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs a test on the fake's default replies and again on replies cut to what the documents
+    promise (`reply-optional-fields` strict), so a parser needing an optional key fails. A test
+    choosing the row itself keeps its choice."""
+    if request.param == "cut":
+        from langchain_kimi.testing import FakeKimiGateway
+
+        real = FakeKimiGateway.__init__
+
+        def cut(self: FakeKimiGateway, *, assume: Any = None, **given: Any) -> None:
+            real(self, assume={"reply-optional-fields": "strict", **(assume or {})}, **given)
+
+        monkeypatch.setattr(FakeKimiGateway, "__init__", cut)
+    return str(request.param)

@@ -212,6 +212,16 @@ ASSUMPTIONS: tuple[Assumption, ...] = (
         "strict",
         choosable=False,
     ),
+    Assumption(
+        "reply-optional-fields",
+        "which keys a reply carries beyond those the response schemas require (000, 001 and 004 "
+        "require none of a reply's envelope or usage keys, nor a thinking block's signature)",
+        "only the required keys and the optional ones that say something: none null, zero, "
+        "empty or the one value its enum allows (`minimal.py`)",
+        "every key the documents list, zeros and nulls included (`cache_write_tokens: 0`, "
+        "`stop_sequence: null`)",
+        "lenient",
+    ),
 )
 BY_QUESTION: dict[str, Assumption] = {row.question: row for row in ASSUMPTIONS}
 

@@ -77,6 +77,13 @@ def response_problems(body: Any, protocol: str, model: str) -> list[str]:
     return _problems(_validator(protocol, "k3" if model == "kimi-k3" else "k3.1", "response"), body)
 
 
+def response_components(protocol: str, model: str) -> dict[str, Any]:
+    """The schemas of the document answering `model` x `protocol` (`components.schemas`)."""
+    family = "k3" if model == "kimi-k3" else "k3.1"
+    schemas: dict[str, Any] = _document(_DOCUMENTS[(protocol, family)])["components"]["schemas"]
+    return schemas
+
+
 def _problems(validator: Any, body: Any) -> list[str]:
     errors = sorted(validator.iter_errors(body), key=lambda e: list(e.path))
     return [

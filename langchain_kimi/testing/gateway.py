@@ -431,4 +431,13 @@ class FakeKimiGateway:
             self._ids,
             stop_sequence_reason="end_turn" if strict_stop else "stop_sequence",
         )
-        return responses.reply_response(step, protocol, body, request_id, rendering, self._issued)
+        minimal = self._assumed.strict("reply-optional-fields")
+        if minimal:
+            self._assumed.served(
+                "reply-optional-fields",
+                len(self.requests),
+                "a reply without the optional keys that say nothing",
+            )
+        return responses.reply_response(
+            step, protocol, body, request_id, rendering, self._issued, optional_fields=not minimal
+        )

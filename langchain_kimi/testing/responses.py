@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from langchain_kimi.testing import rules, wire
+from langchain_kimi.testing import minimal, rules, wire
 from langchain_kimi.testing.script import Error, Reply, WebSearch
 
 
@@ -21,11 +21,15 @@ def reply_response(
     request_id: str,
     rendering: wire.Rendering,
     issued: rules.Issued,
+    *,
+    optional_fields: bool = True,
 ) -> httpx.Response:
     """`step` rendered for the request's protocol and `stream` flag; what it signs and the call
-    ids it issues are remembered in `issued` (the next requests replay them)."""
+    ids it issues are remembered in `issued` (the next requests replay them).
+    `optional_fields=False`: the reply cut to what the documents promise (`minimal.py`)."""
     stream = bool(body.get("stream"))
     headers = {"x-request-id": request_id}
+    model = rendering.model
     if isinstance(step, tuple):
         assistant, finish, usage = wire.openai_search_round(step, rendering)
     elif protocol == "anthropic":
@@ -33,16 +37,23 @@ def reply_response(
         issued.remember_anthropic(message["content"])
         if stream:
             raw = wire.raw_inputs(step, message["content"])
-            return event_stream(wire.anthropic_sse(message, raw), headers)
+            event = None if optional_fields else lambda e: minimal.anthropic_event(e, model)
+            return event_stream(wire.anthropic_sse(message, raw, shape=event), headers)
+        if not optional_fields:
+            message = minimal.reply(message, protocol, model)
         return httpx.Response(200, json=message, headers=headers)
     else:
         assistant, finish, usage = wire.openai_message(step, rendering)
     issued.remember_openai(assistant)
     if stream:
-        return event_stream(wire.openai_sse(assistant, finish, usage, rendering), headers)
-    return httpx.Response(
-        200, json=wire.openai_json(assistant, finish, usage, rendering), headers=headers
-    )
+        chunk = None if optional_fields else lambda c: minimal.openai_chunk(c, model)
+        return event_stream(
+            wire.openai_sse(assistant, finish, usage, rendering, shape=chunk), headers
+        )
+    completion = wire.openai_json(assistant, finish, usage, rendering)
+    if not optional_fields:
+        completion = minimal.reply(completion, protocol, model)
+    return httpx.Response(200, json=completion, headers=headers)
 
 
 def rendering(

@@ -19,6 +19,9 @@ from langchain_kimi.testing.frames import Json
 from langchain_kimi.testing.frames import compact as _compact
 from langchain_kimi.testing.script import Error, Reply, ToolCall, Usage, WebSearch
 
+Shape = Callable[[Json], Json]
+"""A change applied to each stream chunk or event before framing (`minimal.py`'s cut)."""
+
 
 @dataclass(frozen=True)
 class Rendering:
@@ -131,9 +134,12 @@ def openai_json(message: Json, finish: str, usage: Usage, r: Rendering) -> Json:
     return frames.openai_completion(r.reply_id, r.model, message, finish, openai_usage(usage))
 
 
-def openai_sse(message: Json, finish: str, usage: Usage, r: Rendering) -> str:
+def openai_sse(
+    message: Json, finish: str, usage: Usage, r: Rendering, shape: Shape | None = None
+) -> str:
     """Chunks: role, reasoning, answer, each tool call (head, then arguments), the finish, then
-    a trailing chunk with empty `choices` and the usage; `data: [DONE]` ends the stream."""
+    a trailing chunk with empty `choices` and the usage; `data: [DONE]` ends the stream.
+    `shape`: applied to every chunk before framing."""
 
     def delta(content: Json, finish_reason: str | None = None) -> Json:
         return frames.openai_chunk(r.reply_id, r.model, content, finish_reason)
@@ -153,7 +159,7 @@ def openai_sse(message: Json, finish: str, usage: Usage, r: Rendering) -> str:
         out.append(delta({"tool_calls": [arguments]}))
     out.append(delta({}, finish))
     out.append(frames.openai_usage_chunk(r.reply_id, r.model, openai_usage(usage)))
-    return frames.frame_openai(out)
+    return frames.frame_openai([shape(c) for c in out] if shape else out)
 
 
 # --- Messages --------------------------------------------------------------------------------
@@ -283,9 +289,12 @@ _start = frames.block_start
 _delta = frames.block_delta
 
 
-def anthropic_sse(message: Json, raw: Mapping[str, str] | None = None) -> str:
+def anthropic_sse(
+    message: Json, raw: Mapping[str, str] | None = None, shape: Shape | None = None
+) -> str:
     """The event stream of a whole Messages reply (`anthropic_json`'s); `raw`: tool_use id ->
-    the raw arguments its `input_json_delta` carries instead of the input object."""
+    the raw arguments its `input_json_delta` carries instead of the input object; `shape`:
+    applied to every event before framing."""
     usage = message["usage"]
     start = {**message, "content": [], "stop_reason": None, "usage": frames.start_usage(usage)}
     events: list[Json] = [{"type": "message_start", "message": start}]
@@ -294,7 +303,7 @@ def anthropic_sse(message: Json, raw: Mapping[str, str] | None = None) -> str:
     final = {k: v for k, v in usage.items() if not k.startswith(("input", "cache"))}
     events.append(frames.message_delta(message["stop_reason"], final, message.get("stop_sequence")))
     events.append(frames.MESSAGE_STOP)
-    return frames.frame_anthropic(events)
+    return frames.frame_anthropic([shape(e) for e in events] if shape else events)
 
 
 # --- errors ----------------------------------------------------------------------------------

@@ -133,6 +133,9 @@ def test_faithful_gateway_answers_the_questions_as_the_documents_do(
         "accepted, answered without searching (finish_reason=stop); billing: prompt_tokens 40 "
     )
     assert answers["max-tokens-near-full-context"].startswith("not asked: needs --costly")
+    # The loopback gateway's replies spell out every documented key, zeros too.
+    assert answers["reply-optional-fields"].startswith("0 of ")
+    assert "openai usage.prompt_tokens_details (" in answers["reply-optional-fields"]
 
 
 def test_deviating_gateway_is_reported_with_exactly_the_injected_deviations(

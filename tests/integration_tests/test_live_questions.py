@@ -179,3 +179,15 @@ def test_tool_history_questions_compare_with_their_control() -> None:
     bodies = [body for _, body, _ in scripted.sent]
     assert bodies[0]["messages"] == bodies[1]["messages"]
     assert bodies[0]["model"] == "kimi-k3"
+
+
+def test_reply_optional_fields_lists_the_silent_keys_a_reply_sent() -> None:
+    full = _message(usage={"input_tokens": 3, "cache_read_input_tokens": 0, "output_tokens": 1})
+    cut = {"id": "m", "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}
+    exchanges = [_exchange("anthropic", 200, full), _exchange("anthropic", 200, cut)]
+    answer = questions.reply_optional_fields(Scripted(lambda *_: (500, {})).probe, exchanges)
+    assert answer == (
+        "1 of 2 replies carry none; sent though empty: anthropic role (1), "
+        "anthropic stop_sequence (1), anthropic type (1), "
+        "anthropic usage.cache_read_input_tokens (1)"
+    )

@@ -2,9 +2,24 @@
 
 The pieces (usage objects, completions, chunks, messages, stream events, SSE framing) are the
 fake gateway's, `langchain_kimi.testing.frames`: one writer of Kimi replies for the package,
-the tests, the authoring and the benchmarks. What is authoring's own is the granularity of its
-streams (every text in two deltas) and the key order the committed cassettes have. Nothing here
-builds a request body: the authoring modules write every request body out by hand.
+the tests, the authoring and the benchmarks. Nothing here builds a request body: the authoring
+modules write every request body out by hand.
+
+What this module keeps of its own, against the fake's streams (`langchain_kimi.testing.wire`
+`anthropic_sse` / `openai_sse`):
+- granularity: every text, thinking text and tool-call argument string in two deltas (`halves`);
+  the fake sends a few words per delta and each call's arguments in one delta;
+- `message_start`: built from `frames.message_start`, so `stop_reason` and `stop_sequence` are
+  null (the fake copies the message's `stop_sequence` there);
+- `message_delta`: its usage is exactly `output_tokens` and `output_tokens_details` (the fake
+  sends every key not about input or cache, `server_tool_use` included), and its
+  `stop_sequence` is always null;
+- block kinds: thinking, text, and any other block streamed as a `tool_use` (the streams this
+  module writes, `tools.py`'s, have no `server_tool_use` / `web_search_tool_result` block;
+  `web_search.py` streams its rounds itself, with `halves` and the same pieces).
+Why: the authored cassettes are committed and replayed as they are; rendering them with the
+fake's streams would change the bytes of every authored stream cassette for no change in what
+they test. A protocol fix to the pieces still lands once, in `frames.py`.
 """
 
 from __future__ import annotations

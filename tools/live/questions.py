@@ -19,6 +19,7 @@ from langchain_kimi._contract import FOREIGN_TURN_REASONING
 from langchain_kimi._errors import error_from_response
 from langchain_kimi._request.profiles import KNOWN_MODELS as MODELS
 from langchain_kimi.protocols.openai_chat.web_search import next_body
+from langchain_kimi.testing import minimal
 from tools.authoring._shared import IMAGE_URL
 from tools.live.checks import stream_payloads
 from tools.live.exchanges import Exchange
@@ -380,6 +381,52 @@ def reply_model_echo(probe: Probe, exchanges: Sequence[Exchange]) -> str:
     return f"no: {', '.join(differing)} ({total} replies)"
 
 
+def _parts(exchange: Exchange) -> list[tuple[Any, Any]]:
+    """(as sent, as `minimal.py` cuts it) for a reply's body or each of its stream payloads."""
+    model = exchange.model
+    if not exchange.is_stream:
+        body = _body(exchange)
+        if not isinstance(body, dict) or exchange.protocol is None:
+            return []
+        return [(body, minimal.reply(body, exchange.protocol, model))]
+    cut = minimal.anthropic_event if exchange.protocol == "anthropic" else minimal.openai_chunk
+    return [(p, cut(p, model)) for _, p in stream_payloads(exchange) if isinstance(p, dict)]
+
+
+def _dropped(sent: Any, kept: Any, path: str = "") -> set[str]:
+    """The key paths `sent` has and `kept` does not (list items share their path)."""
+    if isinstance(sent, dict) and isinstance(kept, dict):
+        out = {f"{path}{k}" for k in sent if k not in kept}
+        for key in kept:
+            out |= _dropped(sent.get(key), kept[key], f"{path}{key}.")
+        return out
+    if isinstance(sent, list) and isinstance(kept, list):
+        return set().union(*(_dropped(s, k, path) for s, k in zip(sent, kept, strict=False)))
+    return set()
+
+
+def reply_optional_fields(probe: Probe, exchanges: Sequence[Exchange]) -> str:
+    """Every successful reply of the run against its cut (`langchain_kimi.testing.minimal`):
+    which optional keys the service sends though they say nothing (what `FakeKimiGateway`
+    serves by default) and how many replies come already cut (its strict form)."""
+    replies = [e for e in [*exchanges, *probe.log.items] if e.status == 200 and e.protocol]
+    if not replies:
+        for protocol, cassette in (
+            ("anthropic", "core_cassettes/anthropic_plain.yaml"),
+            ("openai", "core_cassettes/openai_plain.yaml"),
+        ):
+            probe.post(protocol, authored_request(cassette))
+        replies = [e for e in probe.log.items if e.status == 200 and e.protocol]
+    seen: Counter[str] = Counter()
+    bare = 0
+    for exchange in replies:
+        paths = set().union(*(_dropped(sent, kept) for sent, kept in _parts(exchange)))
+        seen.update(f"{exchange.protocol} {p}" for p in paths)
+        bare += not paths
+    listed = ", ".join(f"{path} ({n})" for path, n in sorted(seen.items())) or "none"
+    return f"{bare} of {len(replies)} replies carry none; sent though empty: {listed}"
+
+
 def anthropic_version(probe: Probe, exchanges: Sequence[Exchange]) -> str:
     """The same Messages request without and with `anthropic-version: 2023-06-01` (Anthropic
     requires the header; 000 / 001 do not name it; ChatKimi sends it, an assumption this
@@ -728,6 +775,11 @@ QUESTIONS: tuple[Question, ...] = (
         "tool-call-ids",
         "What form do the service's tool-call ids have on each protocol?",
         tool_call_ids,
+    ),
+    Question(
+        "reply-optional-fields",
+        "Which keys the response schemas leave optional do the replies carry when they say nothing (a zero, a null, an empty value)?",
+        reply_optional_fields,
     ),
 )
 

@@ -23,6 +23,9 @@ from langchain_kimi import ChatKimi
 from langchain_kimi.testing import FakeKimiGateway
 from tests.unit_tests.testing.raw import post
 
+# Issue 31: each test also runs on replies without the optional keys that say nothing.
+pytestmark = pytest.mark.usefixtures("both_reply_forms")
+
 K3 = "kimi-k3"
 USAGE = {"input_tokens": 15, "output_tokens": 7, "reasoning_tokens": 4, "cache_read": 5}
 """As the fake gateway is scripted (LangChain's terms); on Chat Completions: prompt 15,

@@ -33,6 +33,9 @@ from langchain_kimi import ChatKimi
 from langchain_kimi._errors import KimiError
 from langchain_kimi.testing import FakeKimiGateway
 
+# Issue 31: each test also runs on replies without the optional keys that say nothing.
+pytestmark = pytest.mark.usefixtures("both_reply_forms")
+
 PROMPT = "Capital of France?"
 USAGE = {"input_tokens": 40, "output_tokens": 12, "reasoning_tokens": 7, "cache_read": 10}
 

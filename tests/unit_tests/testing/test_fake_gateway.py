@@ -26,6 +26,9 @@ from langchain_kimi.testing import FakeKimiGateway, ScriptError
 from tools.schema_validation import validate_error, validate_response
 from tools.sse_text import parse_sse
 
+# Issue 31: each test also runs on replies without the optional keys that say nothing.
+pytestmark = pytest.mark.usefixtures("both_reply_forms")
+
 PROTOCOLS = ["openai", "anthropic"]
 MODELS = ["kimi-k3.1-pro", "kimi-k3"]
 USAGE = {"input_tokens": 40, "output_tokens": 12, "reasoning_tokens": 7, "cache_read": 10}

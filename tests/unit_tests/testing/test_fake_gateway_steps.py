@@ -13,6 +13,9 @@ from langchain_kimi import KimiAPIError, KimiAuthenticationError, KimiConnection
 from langchain_kimi.testing import FakeKimiGateway, ScriptError
 from tests.unit_tests.testing.raw import post, user
 
+# Issue 31: each test also runs on replies without the optional keys that say nothing.
+pytestmark = pytest.mark.usefixtures("both_reply_forms")
+
 OPENAI_SSE = (
     'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"kimi-k3.1-pro",'
     '"choices":[{"index":0,"delta":{"role":"assistant","content":"raw"},"finish_reason":null}]}'

@@ -20,6 +20,9 @@ from langchain_kimi.testing import FakeKimiGateway, ScriptError
 from tests.unit_tests.testing.raw import post, user
 from tools.schema_validation import validate_response
 
+# Issue 31: each test also runs on replies without the optional keys that say nothing.
+pytestmark = pytest.mark.usefixtures("both_reply_forms")
+
 PROTOCOLS = ["openai", "anthropic"]
 WEB_SEARCH_MESSAGES = {"type": "web_search_20250305", "name": "web_search"}
 
