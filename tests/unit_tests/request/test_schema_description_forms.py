@@ -41,3 +41,9 @@ def test_the_forced_tool_sent_carries_the_description(form: str) -> None:
     assert runnable.invoke("hi") == {"city": "Paris"}
     (tool,) = gateway.requests[0]["tools"]
     assert tool["description"] == "Current weather."
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_a_form_without_a_description_has_none(form: str) -> None:
+    bare = {key: value for key, value in FORMS[form].items() if key != "description"}
+    assert schema_parts(bare) == ("weather", "", PARAMETERS)
