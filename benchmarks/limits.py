@@ -4,8 +4,9 @@ the times it is given (issue 29: the gateways the world runs, not only token buc
 Each limit answers `take(now, tokens)`: 0 when the request arriving at `now` is admitted, else
 the seconds until it would be (what the 429's `Retry-After` says). A concurrency limit is also
 told when an admitted request's answer is due (`admitted`), since it counts what is in flight.
-They are the same kinds as the simulation's (`tests/support/pool_simulation.py`), where the
-controller meets them on simulated time; the client is never told which one it faces.
+The simulation (`tests/support/pool_simulation.py`) runs the same classes on simulated time,
+and both take their ideal time from `ideal_seconds`; the client is never told which limit it
+faces.
 """
 
 from __future__ import annotations
@@ -166,6 +167,37 @@ class Overload:
 
 
 KINDS = ("bucket", "concurrency", "tokens", "sliding", "fixed")
+
+
+def ideal_seconds(
+    kind: str,
+    *,
+    calls: int,
+    answer: float,
+    rate: float,
+    burst: float,
+    in_flight: int = 1,
+    prompt_tokens: float = 0.0,
+    tokens_per_minute: float = 0.0,
+    moves: tuple[float, float] | None = None,
+) -> float:
+    """What a client that knew the limit would take: the calls beyond the burst at the rate, plus
+    one mean `answer` (issue 20's measure); for a concurrency limit (`in_flight` at most) or a
+    tokens-per-minute limit (`prompt_tokens` a call on average), the throughput bound."""
+    if kind == "concurrency":
+        return calls * answer / in_flight
+    if kind == "tokens":
+        beyond_minute = max(0.0, calls * prompt_tokens - tokens_per_minute)
+        return beyond_minute / (tokens_per_minute / 60) + answer
+    if kind in ("sliding", "fixed"):
+        burst = 1.0  # a window has no bucket to spend first
+    beyond_burst = max(0.0, calls - rate * burst)
+    if moves is not None:
+        moved_at, new_rate = moves
+        before = rate * moved_at  # what the first rate admits before the limit moves
+        if beyond_burst > before:
+            return moved_at + (beyond_burst - before) / new_rate + answer
+    return beyond_burst / rate + answer
 
 
 def limit_for(

@@ -40,6 +40,7 @@ from typing import Any
 
 import httpx
 
+from benchmarks.limits import ideal_seconds
 from benchmarks.measure import PROMPT
 from benchmarks.replies import MODEL
 from benchmarks.run import ServerProcess, _read_line, stop
@@ -80,22 +81,19 @@ class Cell:
         counts it): the calls beyond the burst at the rate plus one mean answer; the throughput
         bound for a concurrency or tokens limit."""
         answer = sum(self.answer) / 2
-        if self.limit == "concurrency":
-            return self.calls * answer / min(self.concurrency_limit, self.concurrency)
-        if self.limit == "tokens":
-            tokens = self.calls * sum(self.prompt_tokens) / 2
-            beyond_minute = max(0.0, tokens - self.tokens_per_minute)
-            return beyond_minute / (self.tokens_per_minute / 60) + answer
-        if not self.rate:  # unlimited: nothing to compare with
+        if self.limit not in ("concurrency", "tokens") and not self.rate:  # unlimited
             return answer + 1.0
-        burst = 1.0 if self.limit in ("sliding", "fixed") else self.burst
-        beyond_burst = max(0.0, self.calls - self.rate * burst)
-        if self.moves is not None:
-            moved_at, new_rate = self.moves
-            before = self.rate * moved_at  # what the first rate admits before the limit moves
-            if beyond_burst > before:
-                return moved_at + (beyond_burst - before) / new_rate + answer
-        return beyond_burst / self.rate + answer
+        return ideal_seconds(
+            self.limit,
+            calls=self.calls,
+            answer=answer,
+            rate=self.rate,
+            burst=self.burst,
+            in_flight=min(self.concurrency_limit, self.concurrency),
+            prompt_tokens=sum(self.prompt_tokens) / 2,
+            tokens_per_minute=self.tokens_per_minute,
+            moves=self.moves,
+        )
 
 
 FULL = (

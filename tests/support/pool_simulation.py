@@ -18,6 +18,8 @@ The world varies as real gateways and clients do:
   requests in flight, `tokens_per_minute` (a bucket of a minute's tokens; prompts drawn from
   `prompt_tokens`); and it may be overloaded (`overload`: a share of the requests refused with a
   503 or 529, with or without `Retry-After: 1`, until some time) whatever its limit;
+  the kinds other than the token bucket are `benchmarks.limits`' classes, the loopback
+  gateway's own;
 - a client process writes one request per `send_cost` seconds and, like an event loop, reads no
   response while it is writing a batch of granted requests (asyncio runs every ready task before
   it polls the sockets): 256 calls granted at once are all sent before the first 429 is read;
@@ -30,7 +32,6 @@ The world varies as real gateways and clients do:
 
 from __future__ import annotations
 
-import collections
 import heapq
 import itertools
 import math
@@ -38,6 +39,7 @@ import random
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
+from benchmarks import limits
 from langchain_kimi._errors import KimiAPIError, KimiError, KimiRateLimitError
 from langchain_kimi._http.limits.admission import Admission, Permit, _Wait, _Waiter
 from langchain_kimi._http.limits.controller import Paced
@@ -260,10 +262,17 @@ class _Simulation:
         self.rate = profile.rate
         self.tokens = max(1.0, profile.rate * profile.burst)
         self.stamp = 0.0
-        self.window_second, self.window_count = -1, 0
-        self.log: collections.deque[float] = collections.deque()  # sliding window: admitted sends
-        self.in_flight: list[float] = []  # concurrency limit: when each admitted one is answered
-        self.token_bucket = profile.tokens_per_minute or 0.0
+        kind = _kind(profile)  # the token bucket stays here: its rate moves at `limit_after`
+        self.limit = (
+            None
+            if kind == "bucket"
+            else limits.limit_for(
+                kind,
+                rate=profile.rate,
+                concurrency=profile.concurrency_limit or 0,
+                tokens_per_minute=profile.tokens_per_minute or 0.0,
+            )
+        )
         self.requests = self.answers = 0
         self.errors: list[str] = []
         self.end = 0.0
@@ -281,21 +290,15 @@ class _Simulation:
         return overload.status, (1.0 if overload.retry_after else None)
 
     def admitted(self, answered_at: float) -> None:
-        if self.p.concurrency_limit is not None:
-            heapq.heappush(self.in_flight, answered_at)
+        if self.limit is not None:
+            self.limit.admitted(self.now, answered_at)
 
     def gateway_take(self, now: float, tokens: float = 0.0) -> float:
         """0 when the request arriving at `now` is admitted, else seconds to the next token."""
         if self.p.limit_after and now >= self.p.limit_after[0]:
             self.rate = self.p.limit_after[1]
-        if self.p.concurrency_limit is not None:
-            return self._concurrency_take(now)
-        if self.p.tokens_per_minute is not None:
-            return self._tokens_take(now, tokens, self.p.tokens_per_minute)
-        if self.p.sliding_window:
-            return self._sliding_take(now)
-        if self.p.fixed_window:
-            return self._window_take(now)
+        if self.limit is not None:
+            return self.limit.take(now, tokens)
         capacity = max(1.0, self.rate * self.p.burst)
         self.tokens = min(capacity, self.tokens + max(0.0, now - self.stamp) * self.rate)
         self.stamp = max(self.stamp, now)
@@ -303,41 +306,6 @@ class _Simulation:
             self.tokens -= 1
             return 0.0
         return (1 - self.tokens) / self.rate
-
-    def _concurrency_take(self, now: float) -> float:
-        while self.in_flight and self.in_flight[0] <= now:
-            heapq.heappop(self.in_flight)
-        assert self.p.concurrency_limit is not None
-        if len(self.in_flight) < self.p.concurrency_limit:
-            return 0.0
-        return self.in_flight[0] - now  # when one in flight is answered (a gateway may say 1)
-
-    def _tokens_take(self, now: float, tokens: float, per_minute: float) -> float:
-        per_second = per_minute / 60.0
-        elapsed = max(0.0, now - self.stamp)
-        self.token_bucket = min(per_minute, self.token_bucket + elapsed * per_second)
-        self.stamp = max(self.stamp, now)
-        if self.token_bucket >= tokens:
-            self.token_bucket -= tokens
-            return 0.0
-        return (tokens - self.token_bucket) / per_second
-
-    def _sliding_take(self, now: float) -> float:
-        while self.log and self.log[0] <= now - 1.0:
-            self.log.popleft()
-        if len(self.log) < self.rate:
-            self.log.append(now)
-            return 0.0
-        return self.log[0] + 1.0 - now
-
-    def _window_take(self, now: float) -> float:
-        second = math.floor(now)
-        if second != self.window_second:
-            self.window_second, self.window_count = second, 0
-        if self.window_count < self.rate:
-            self.window_count += 1
-            return 0.0
-        return second + 1 - now
 
     def run(self, horizon: float) -> None:
         for process in self.processes:
@@ -354,22 +322,28 @@ class _Simulation:
 def ideal_seconds(profile: Profile) -> float:
     """What a client that knew the limit would take: the calls beyond the burst at the rate, plus
     one mean answer (issue 20's measure); the throughput bound for the other kinds."""
-    answer = sum(profile.latency) / 2
+    return limits.ideal_seconds(
+        _kind(profile),
+        calls=profile.calls,
+        answer=sum(profile.latency) / 2,
+        rate=profile.rate,
+        burst=profile.burst,
+        in_flight=min(profile.concurrency_limit or 1, profile.concurrency * profile.processes),
+        prompt_tokens=sum(profile.prompt_tokens) / 2,
+        tokens_per_minute=profile.tokens_per_minute or 0.0,
+        moves=profile.limit_after,
+    )
+
+
+def _kind(profile: Profile) -> str:
+    """The `benchmarks.limits` kind of the profile's limit (the first that it sets)."""
     if profile.concurrency_limit is not None:
-        in_flight = min(profile.concurrency_limit, profile.concurrency * profile.processes)
-        return profile.calls * answer / in_flight
+        return "concurrency"
     if profile.tokens_per_minute is not None:
-        tokens = profile.calls * sum(profile.prompt_tokens) / 2
-        beyond_minute = max(0.0, tokens - profile.tokens_per_minute)
-        return beyond_minute / (profile.tokens_per_minute / 60) + answer
-    burst = 1.0 if (profile.fixed_window or profile.sliding_window) else profile.burst
-    beyond_burst = max(0.0, profile.calls - profile.rate * burst)
-    if profile.limit_after is not None:
-        moved_at, new_rate = profile.limit_after
-        before = profile.rate * moved_at  # what the first rate admits before the limit moves
-        if beyond_burst > before:
-            return moved_at + (beyond_burst - before) / new_rate + answer
-    return beyond_burst / profile.rate + answer
+        return "tokens"
+    if profile.sliding_window:
+        return "sliding"
+    return "fixed" if profile.fixed_window else "bucket"
 
 
 def _pacer(admission: Admission) -> Pacer:
