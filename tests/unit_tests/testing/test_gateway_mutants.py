@@ -1,0 +1,162 @@
+"""What a user of `FakeKimiGateway` relies on that no other test pinned: found by mutating
+`gateway.py` with mutmut (issue 31; the record is tests/mutation/langchain_kimi.testing.gateway.md).
+Each test is named by the behaviour, not by the mutant it kills."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+
+from langchain_kimi.testing import FakeKimiGateway
+from tests.unit_tests.testing.raw import post, user
+
+SEARCH_MESSAGES = [{"type": "web_search_20250305", "name": "web_search"}]
+SEARCH_CHAT = [{"type": "web_search"}]
+
+
+# -- web searches -----------------------------------------------------------------------------
+
+
+def test_two_searches_in_a_row_are_two_chat_completions_rounds() -> None:
+    gw = FakeKimiGateway().add_web_search("first").add_web_search("second").add_reply(text="ok")
+    model = gw.chat_model(protocol="openai").bind_tools(["web_search"])
+    assert model.invoke("Search twice").content == "ok"
+    rounds = [m for m in gw.requests[-1]["messages"] if m.get("tool_calls")]
+    assert [[c["function"]["name"] for c in r["tool_calls"]] for r in rounds] == [
+        ["$web_search"],
+        ["$web_search"],
+    ]
+    assert len(gw.requests) == 3
+
+
+def test_a_search_round_calls_web_search_with_the_scripted_query() -> None:
+    gw = FakeKimiGateway().add_web_search("kimi k3 release")
+    reply = post(gw, "openai", {**user("Q"), "tools": SEARCH_CHAT}).json()
+    (call,) = reply["choices"][0]["message"]["tool_calls"]
+    assert json.loads(call["function"]["arguments"])["query"] == "kimi k3 release"
+
+
+def test_a_messages_search_carries_the_scripted_query_and_results() -> None:
+    pages = [{"title": "Kimi K3", "url": "https://kimi.example/k3"}]
+    gw = FakeKimiGateway().add_web_search("kimi k3", results=pages).add_reply(text="Found.")
+    body = {**user("Q", protocol="anthropic"), "tools": SEARCH_MESSAGES}
+    content = post(gw, "anthropic", body).json()["content"]
+    use = next(b for b in content if b["type"] == "server_tool_use")
+    result = next(b for b in content if b["type"] == "web_search_tool_result")
+    assert use["input"] == {"query": "kimi k3"}
+    assert [(r["title"], r["url"]) for r in result["content"]] == [
+        ("Kimi K3", "https://kimi.example/k3")
+    ]
+
+
+def test_a_bound_search_answers_its_own_request_out_of_order() -> None:
+    gw = FakeKimiGateway().add_reply(text="plain")
+    gw.add_web_search("kimi", when="Search it").add_reply(text="found", when="Search it")
+    body = {**user("Search it", protocol="anthropic"), "tools": SEARCH_MESSAGES}
+    kinds = [b["type"] for b in post(gw, "anthropic", body).json()["content"]]
+    assert kinds == ["thinking", "server_tool_use", "web_search_tool_result", "text"]
+    assert gw.remaining == 1  # "plain" still waits for its request
+
+
+# -- raw steps ----------------------------------------------------------------------------------
+
+
+def test_a_raw_step_is_used_once_unless_it_repeats() -> None:
+    gw = FakeKimiGateway().add_raw({"odd": 1}).add_reply(text="after")
+    assert post(gw, "openai", user("a")).json() == {"odd": 1}
+    assert post(gw, "openai", user("b")).json()["choices"][0]["message"]["content"] == "after"
+
+
+def test_a_bound_raw_step_answers_its_own_request_out_of_order() -> None:
+    gw = FakeKimiGateway().add_reply(text="plain").add_raw({"odd": 1}, when="odd one")
+    assert post(gw, "openai", user("odd one")).json() == {"odd": 1}
+    assert gw.remaining == 1
+
+
+# -- models -----------------------------------------------------------------------------------
+
+
+def test_a_models_own_callbacks_still_run() -> None:
+    class Starts(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.count = 0
+
+        def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+            self.count += 1
+
+    starts = Starts()
+    gw = FakeKimiGateway().add_reply(text="hi")
+    assert gw.chat_model(callbacks=[starts]).invoke("Hi").content == "hi"
+    assert starts.count == 1
+
+
+# -- replies ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("protocol", "reply_id", "call_id"),
+    [("anthropic", "msg_fake_0001", "toolu_fake_"), ("openai", "chatcmpl_fake_0001", "call_fake_")],
+)
+def test_reply_and_tool_call_ids_have_each_protocols_prefix(
+    protocol: str, reply_id: str, call_id: str
+) -> None:
+    gw = FakeKimiGateway().add_reply(tool_calls=[{"name": "lookup", "args": {"q": "x"}}])
+    tools: Any
+    if protocol == "anthropic":
+        tools = [{"name": "lookup", "input_schema": {"type": "object"}}]
+    else:
+        tools = [{"type": "function", "function": {"name": "lookup", "parameters": {}}}]
+    reply = post(gw, protocol, {**user("Q", protocol=protocol), "tools": tools}).json()
+    assert reply["id"] == reply_id
+    if protocol == "anthropic":
+        ids = [b["id"] for b in reply["content"] if b["type"] == "tool_use"]
+    else:
+        ids = [c["id"] for c in reply["choices"][0]["message"]["tool_calls"]]
+    assert len(ids) == 1
+    assert ids[0].startswith(call_id)
+
+
+def test_a_cut_reply_is_recorded_with_its_request_and_what_was_left_out() -> None:
+    gw = FakeKimiGateway(assume={"reply-optional-fields": "strict"}).add_reply(text="a")
+    gw.add_reply(text="b")
+    model = gw.chat_model()
+    model.invoke("one")
+    model.invoke("two")
+    assert [(u.request, u.outcome, u.detail) for u in gw.assumed] == [
+        (n, "served", "a reply without the optional keys that say nothing") for n in (1, 2)
+    ]
+
+
+# -- scripted usage ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+def test_a_usage_is_checked_when_scripted_against_the_default_reasoning_it_is_served_with(
+    protocol: str,
+) -> None:
+    """With `reasoning=None` the step is served with a default reasoning text, so its estimated
+    output counts those tokens: a usage naming fewer reasoning tokens than that is servable and
+    accepted; one naming more than the reply's whole output is refused as it is scripted."""
+    gw = FakeKimiGateway()
+    if protocol == "openai":
+        gw.add_web_search("kimi", usage={"input_tokens": 50, "reasoning_tokens": 1})
+        body: dict[str, Any] = {**user("Q"), "tools": SEARCH_CHAT}
+    else:
+        gw.add_reply(usage={"input_tokens": 50, "reasoning_tokens": 1})
+        body = user("Q", protocol=protocol)
+    served = post(gw, protocol, body).json()["usage"]
+    output = served["completion_tokens" if protocol == "openai" else "output_tokens"]
+    assert output > 1  # the default reasoning's estimate
+    too_many = {"input_tokens": 50, "reasoning_tokens": output + 1}
+
+    def script(usage: dict[str, int]) -> FakeKimiGateway:
+        if protocol == "openai":
+            return gw.add_web_search("kimi", usage=usage)
+        return gw.add_reply(usage=usage)
+
+    with pytest.raises(ValueError, match="reasoning_tokens must not exceed output_tokens"):
+        script(too_many)
+    assert gw.remaining == 0
