@@ -717,3 +717,30 @@ def test_a_body_diff_longer_than_sixty_lines_is_cut(
     else:
         assert len(lines) == 61
         assert lines[-1] == more
+
+
+def test_a_request_body_that_is_not_utf8_replays_and_a_changed_one_shows_the_diff(
+    tmp_path: Path,
+) -> None:
+    """A body vcrpy keeps as bytes (`!!binary`) is compared byte for byte: it replays, and a
+    different one fails with the nearest recording, undecodable bytes shown as U+FFFD."""
+    cassette = tmp_path / "rec.yaml"
+    recorded = b"\xff\xfe recorded, not UTF-8"
+    plan = cassettes.Plan(path=cassette, record=True, nodeid="tests/test_x.py::test_x")
+    with cassettes.use(plan), httpx.Client(transport=httpx.MockTransport(_binary_ok)) as client:
+        client.post("http://gw.example/v1/messages", content=recorded)
+    plan = cassettes.Plan(path=cassette, record=False, nodeid="tests/test_x.py::test_x")
+    with cassettes.use(plan), httpx.Client() as client:
+        replayed = client.post("http://gw.example/v1/messages", content=recorded)
+        assert (replayed.status_code, replayed.content) == (200, b"ok")
+    with (
+        pytest.raises(cassettes.NoRecordingError) as caught,
+        cassettes.use(plan),
+        httpx.Client() as client,
+    ):
+        client.post("http://gw.example/v1/messages", content=b"\xff\xfe sent, not UTF-8")
+    assert "-\ufffd\ufffd recorded, not UTF-8\n+\ufffd\ufffd sent, not UTF-8" in str(caught.value)
+
+
+def _binary_ok(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(200, content=b"ok")
