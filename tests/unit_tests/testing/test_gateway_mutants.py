@@ -5,12 +5,13 @@ Each test is named by the behaviour, not by the mutant it kills."""
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 
-from langchain_kimi.testing import FakeKimiGateway
+from langchain_kimi.testing import FakeKimiGateway, ScriptError
 from tests.unit_tests.testing.raw import post, user
 
 SEARCH_MESSAGES = [{"type": "web_search_20250305", "name": "web_search"}]
@@ -59,6 +60,21 @@ def test_a_bound_search_answers_its_own_request_out_of_order() -> None:
     kinds = [b["type"] for b in post(gw, "anthropic", body).json()["content"]]
     assert kinds == ["thinking", "server_tool_use", "web_search_tool_result", "text"]
     assert gw.remaining == 1  # "plain" still waits for its request
+
+
+@pytest.mark.parametrize("after", ["error", "raw"])
+def test_a_chat_completions_search_round_may_be_followed_by_an_error_or_a_raw_answer(
+    after: str,
+) -> None:
+    gw = FakeKimiGateway().add_web_search("kimi")
+    if after == "error":
+        gw.add_error(503)
+    else:
+        gw.add_raw({"odd": 1})
+    body = {**user("Q"), "tools": SEARCH_CHAT}
+    assert post(gw, "openai", body).json()["choices"][0]["finish_reason"] == "tool_calls"
+    assert post(gw, "openai", body).status_code == (503 if after == "error" else 200)
+    assert gw.remaining == 0
 
 
 # -- raw steps ----------------------------------------------------------------------------------
@@ -160,3 +176,92 @@ def test_a_usage_is_checked_when_scripted_against_the_default_reasoning_it_is_se
     with pytest.raises(ValueError, match="reasoning_tokens must not exceed output_tokens"):
         script(too_many)
     assert gw.remaining == 0
+
+
+def test_a_search_round_answers_a_request_that_caps_its_output() -> None:
+    gw = FakeKimiGateway().add_web_search("kimi")
+    body = {**user("Q"), "tools": SEARCH_CHAT, "max_completion_tokens": 64}
+    reply = post(gw, "openai", body).json()
+    assert reply["choices"][0]["finish_reason"] == "tool_calls"
+
+
+def test_a_reply_cut_at_a_stop_sequence_is_recorded_with_the_match() -> None:
+    gw = FakeKimiGateway().add_reply(text="a END b")
+    post(gw, "anthropic", {**user("Hi", protocol="anthropic"), "stop_sequences": ["END"]})
+    assert [(u.request, u.detail) for u in gw.assumed if u.question == "stop-sequence-reason"] == [
+        (1, "a reply cut at the stop sequence 'END'")
+    ]
+
+
+# -- what a script mistake says ---------------------------------------------------------------
+
+
+def test_a_request_beyond_the_script_names_its_last_user_message() -> None:
+    gw = FakeKimiGateway()
+    with pytest.raises(ScriptError) as caught:
+        gw.chat_model().invoke("Capital of Peru?")
+    assert str(caught.value) == (
+        "FakeKimiGateway: request #1 (POST /v1/chat/completions) arrived but the script has no "
+        "step left for it (last user message 'Capital of Peru?'); add one with gw.add_reply(...)"
+    )
+
+
+def test_an_unbound_step_another_call_in_flight_could_take_says_how_to_bind_it() -> None:
+    gw = FakeKimiGateway().add_reply(text="a").add_reply(text="b")
+    model = gw.chat_model()
+    (tracker,) = [c for c in model.callbacks or [] if isinstance(c, BaseCallbackHandler)]
+    tracker.on_chat_model_start({}, [[]], run_id=uuid.uuid4())  # another call, in flight
+    with pytest.raises(ScriptError) as caught:
+        model.invoke("Hi")
+    assert str(caught.value) == (
+        "FakeKimiGateway: request #1 (POST /v1/chat/completions): step 1 (reply 'a') is unbound "
+        "and 1 other call(s) are in flight: which call takes it depends on timing; bind each "
+        "step to its request with when= (the last user message's text, or a predicate on the "
+        "request body)"
+    )
+
+
+def test_scripting_mistakes_say_what_to_give_instead() -> None:
+    gw = FakeKimiGateway()
+    with pytest.raises(ValueError) as caught:
+        gw.add_reply(reasoning="", tool_calls=[{"name": "f", "args": {}}])
+    assert str(caught.value) == (
+        "add_reply: a tool-call turn carries its reasoning (the service refuses its replay "
+        "without: reasoning_content is missing in assistant tool call message); give "
+        "reasoning=None (a default) or a text"
+    )
+
+
+def test_a_search_for_a_request_without_the_search_tool_says_how_to_declare_it() -> None:
+    gw = FakeKimiGateway().add_web_search("kimi").add_reply(text="found")
+    with pytest.raises(ScriptError) as caught:
+        gw.chat_model().invoke("Hi")
+    assert str(caught.value) == (
+        "FakeKimiGateway: request #1 (POST /v1/chat/completions): the script's step 1 (web "
+        "search 'kimi') is a web search, but the request declares no web search tool "
+        "(bind_tools(['web_search']))"
+    )
+
+
+@pytest.mark.parametrize("after", ["nothing", "an error"])
+def test_a_messages_search_followed_by_no_reply_says_it_needs_one(after: str) -> None:
+    gw = FakeKimiGateway().add_web_search("kimi")
+    if after == "an error":
+        gw.add_error(503)
+    body = {**user("Q", protocol="anthropic"), "tools": SEARCH_MESSAGES}
+    with pytest.raises(ScriptError) as caught:
+        post(gw, "anthropic", body)
+    assert str(caught.value) == (
+        "FakeKimiGateway: request #1 (POST /v1/messages): a web search must be followed by a reply"
+    )
+
+
+def test_a_search_error_on_chat_completions_names_the_step_and_the_request() -> None:
+    gw = FakeKimiGateway().add_web_search("kimi", error_code="max_uses_exceeded")
+    with pytest.raises(ScriptError) as caught:
+        post(gw, "openai", {**user("Q"), "tools": SEARCH_CHAT})
+    assert str(caught.value) == (
+        "FakeKimiGateway: step 1 (web search 'kimi') answering request #1 (POST "
+        "/v1/chat/completions): a web search error: Chat Completions (004) has no search error "
+        "object"
+    )
