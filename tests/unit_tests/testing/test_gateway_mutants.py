@@ -8,6 +8,7 @@ import json
 import uuid
 from typing import Any
 
+import httpx
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 
@@ -114,9 +115,12 @@ def test_a_models_own_callbacks_still_run() -> None:
 
 @pytest.mark.parametrize(
     ("protocol", "reply_id", "call_id"),
-    [("anthropic", "msg_fake_0001", "toolu_fake_"), ("openai", "chatcmpl_fake_0001", "call_fake_")],
+    [
+        ("anthropic", "msg_fake_0001", "toolu_fake_0001"),
+        ("openai", "chatcmpl_fake_0001", "call_fake_0001"),
+    ],
 )
-def test_reply_and_tool_call_ids_have_each_protocols_prefix(
+def test_reply_and_tool_call_ids_carry_each_protocols_prefix_and_count_from_one(
     protocol: str, reply_id: str, call_id: str
 ) -> None:
     gw = FakeKimiGateway().add_reply(tool_calls=[{"name": "lookup", "args": {"q": "x"}}])
@@ -131,8 +135,7 @@ def test_reply_and_tool_call_ids_have_each_protocols_prefix(
         ids = [b["id"] for b in reply["content"] if b["type"] == "tool_use"]
     else:
         ids = [c["id"] for c in reply["choices"][0]["message"]["tool_calls"]]
-    assert len(ids) == 1
-    assert ids[0].startswith(call_id)
+    assert ids == [call_id]  # numbered from 1
 
 
 def test_a_cut_reply_is_recorded_with_its_request_and_what_was_left_out() -> None:
@@ -265,3 +268,15 @@ def test_a_search_error_on_chat_completions_names_the_step_and_the_request() -> 
         "/v1/chat/completions): a web search error: Chat Completions (004) has no search error "
         "object"
     )
+
+
+def test_a_request_to_the_fallback_host_not_asked_for_says_how_to_allow_it() -> None:
+    gw = FakeKimiGateway().add_reply(text="never")
+    with pytest.raises(ScriptError) as caught, httpx.Client(transport=gw.transport) as client:
+        client.post("https://api.evolink.ai/v1/chat/completions", json=user("Hi"))
+    assert str(caught.value) == (
+        "FakeKimiGateway: request #1 went to the fallback api.evolink.ai (a 5xx moved the call "
+        "there); the fake serves it only when asked: gw.chat_model(fallback=True), or "
+        "fallback_base_url=None on your model"
+    )
+    assert gw.hosts == ["api.evolink.ai"]
