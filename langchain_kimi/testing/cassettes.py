@@ -260,20 +260,20 @@ class _Scrubbing:
         return request
 
     def response(self, response: dict[str, Any]) -> dict[str, Any]:
-        headers = response.get("headers", {})
+        """`response` as vcrpy serializes it: `{"status", "headers", "body": {"string"}}`."""
+        headers = response["headers"]
         for name in list(headers):
             if is_credential_name(name):
                 del headers[name]
             else:
                 cleaned = [self.secrets.scrubber.text(str(v)) for v in _as_list(headers[name])]
                 headers[name] = cleaned
-        body = response.get("body", {})
-        if isinstance(body, dict) and "string" in body:
-            scrubbed = self.secrets.body(body["string"])
-            if scrubbed is not body["string"]:  # the recorded length must match the new body
-                body["string"] = scrubbed
-                for name in [n for n in headers if n.lower() == "content-length"]:
-                    headers[name] = [str(len(_as_bytes(scrubbed)))]
+        body = response["body"]
+        scrubbed = self.secrets.body(body["string"])
+        if scrubbed is not body["string"]:  # the recorded length must match the new body
+            body["string"] = scrubbed
+            for name in [n for n in headers if n.lower() == "content-length"]:
+                headers[name] = [str(len(_as_bytes(scrubbed)))]
         return response
 
 
