@@ -60,7 +60,8 @@ def test_a_client_asking_every_millisecond_is_never_ahead_of_a_moving_bucket(nam
     times = rate_bounds.earliest_admissions(profile)
     assert times is not None
     assert profile.limit_after is not None
-    gateway, admissions, now = _gateway(profile), [], 0.0
+    gateway, now = _gateway(profile), 0.0
+    admissions: list[float] = []
     while len(admissions) < len(times):
         if gateway.gateway_take(now) == 0:
             admissions.append(now)
@@ -128,6 +129,20 @@ def test_on_the_30_percent_overloads_no_client_meets_both_targets(name: str) -> 
     assert not rate_bounds.bounds(ALL[name]).feasible
 
 
+def test_the_oracle_in_the_simulation_reaches_the_frontier_it_was_computed_for() -> None:
+    # Fact 2's client run on the simulation's own overload draw and bucket: every call answered
+    # in at most three tries, never refused by the bucket, and its figures those computed.
+    profile = ALL["50/s, 30 % 503 with Retry-After: 1 for 10 s"]
+    frontier = rate_bounds.overload_frontier(profile)
+    runs = [
+        rate_bounds.overload_oracle(profile, frontier.answers_after, seed) for seed in range(20)
+    ]
+    walls, rpas = zip(*runs, strict=True)
+    assert sum(rpas) / len(rpas) == pytest.approx(frontier.rpa_at_target_wall_reached, abs=0.01)
+    assert sum(walls) / len(walls) <= rate_bounds.TARGET + 0.002
+    assert min(rpas) > rate_bounds.TARGET  # not one run of the best client meets both
+
+
 def test_an_overload_costs_three_sevenths_of_a_refusal_per_answer_before_it_ends() -> None:
     # Wald's identity on the simulation's own draw: sending until 100 answers, 30 % refused.
     sim = _Simulation(Profile(50, overload=Overload()), seed=0)
@@ -180,8 +195,8 @@ def test_a_concurrency_limit_bounds_by_the_answers_in_flight() -> None:
 
 
 def test_a_client_that_writes_its_batch_before_reading_pays_for_it_blind() -> None:
-    # 429s taking 2 s and answers >= 50 ms: the 256 calls abatch starts, written at 0.4 ms each
-    # before any reply is read, find at most 50 + 50 x 0.1024 tokens.
+    # 429s taking 2 s and answers >= 50 ms: a client that writes the 256 calls abatch starts
+    # (0.4 ms each) before it reads any reply finds at most 50 + 50 x 0.1024 tokens for them.
     profile = ALL["50/s, 429s taking 2 s"]
     assert rate_bounds.blind_seconds(profile) == 0.05
     written_over = 256 * profile.send_cost
