@@ -221,6 +221,35 @@ def overload_frontier(profile: Profile) -> Frontier:
     )
 
 
+def overload_chance_of_both(profile: Profile) -> float:
+    """An upper bound on the chance that ANY client meets both targets in one run of an overload
+    profile. A run whose wall is within 1.15 x ideal has its last answer no sooner than the
+    shortest answer after its last admission, so at most C + r (wall - until - latency[0]) of its
+    answers come from requests sent after the overload; the other s it got from requests sent
+    before, and before its s-th such answer it met the refusals of an i.i.d. sequence of coins
+    (each refused with chance q), a negative binomial count F whatever it chose. Meeting the
+    requests target needs F <= 0.15 x calls: P(F <= that), summed exactly."""
+    overload = profile.overload
+    if overload is None:
+        raise ValueError("a chance of both targets under an overload needs an overloaded profile")
+    capacity = max(1.0, profile.rate * profile.burst)
+    wall = TARGET * ideal_seconds(profile)
+    after = math.floor(capacity + profile.rate * (wall - overload.until - profile.latency[0]))
+    before = profile.calls - max(0, after)  # answers from requests sent before the end
+    spare = math.floor((TARGET - 1) * profile.calls + 1e-9)  # refusals the target allows
+    q = overload.share
+    return sum(
+        math.exp(
+            math.lgamma(before + f)
+            - math.lgamma(before)
+            - math.lgamma(f + 1)
+            + before * math.log(1 - q)
+            + f * math.log(q)
+        )
+        for f in range(spare + 1)
+    )
+
+
 def overload_oracle(profile: Profile, answers_after: int, seed: int) -> tuple[float, float]:
     """Fact 2's greedy client run on the simulation's own gateway (its overload draw, bucket and
     answer times): (wall / ideal, requests per answer), every call answered in at most three
@@ -345,7 +374,7 @@ def table(misses: dict[str, tuple[float, float]], samples: int = 2000) -> str:
         how = "exact" if found.exact else f"{samples} samples"
         if found.frontier is not None:
             front = found.frontier
-            reach = "no"
+            reach = f"no (P <= {overload_chance_of_both(ALL[name]):.0e} a run)"
             least_rpa = f">= {front.rpa_at_target_wall_bound:.3f} (reached {front.rpa_at_target_wall_reached:.3f})"
             least_wall = f">= {front.wall_at_target_rpa_bound:.3f} (reached {front.wall_at_target_rpa_reached:.3f})"
         elif found.feasible:
