@@ -129,35 +129,40 @@ def best_walls(profile: Profile, samples: int, seed: int = 0) -> list[float]:
     each request admitted at the earliest time the limit and `abatch`'s concurrency allow
     (fact 1), never refused. All processes are pooled into one (a relaxation: a lower bound)."""
     draw = random.Random(seed)
-    return [_greedy_wall(profile, draw) for _ in range(samples)]
+    walls = []
+    for _ in range(samples):
+        walls.append(max(answered for _, answered, _ in greedy_schedule(profile, draw)))
+    return walls
 
 
-def _greedy_wall(profile: Profile, draw: random.Random) -> float:
+def greedy_schedule(profile: Profile, draw: random.Random) -> list[tuple[float, float, float]]:
+    """One run of the greedy client of fact 1: (admitted at, answered at, prompt tokens) per
+    call, in the order admitted."""
     kind = _kind(profile)
     in_flight = profile.concurrency * profile.processes
     if kind == "concurrency":
         in_flight = min(in_flight, profile.concurrency_limit or in_flight)
     fixed = earliest_admissions(profile)
     prompt_total = 0.0
-    window: list[float] = []  # sends in the window kinds, for s_k >= s_(k-r) + 1
+    schedule: list[tuple[float, float, float]] = []
     answers: list[float] = []  # answer times of the requests in flight (a heap)
-    wall = 0.0
     for k in range(profile.calls):
         due = 0.0 if fixed is None else fixed[k]
+        prompt = 0.0
         if kind == "tokens" and profile.tokens_per_minute:
             per_minute = profile.tokens_per_minute
-            prompt_total += draw.uniform(*profile.prompt_tokens)
+            prompt = draw.uniform(*profile.prompt_tokens)
+            prompt_total += prompt
             due = max(0.0, (prompt_total - per_minute) / (per_minute / 60))
         if len(answers) >= in_flight:
             due = max(due, heapq.heappop(answers))  # the earliest answer frees a place
         if kind in ("sliding", "fixed") and k >= profile.rate:
-            earlier = window[k - int(profile.rate)]
+            earlier = schedule[k - int(profile.rate)][0]  # s_k >= s_(k-r) + 1, or its second's end
             due = max(due, earlier + 1.0 if kind == "sliding" else math.floor(earlier) + 1.0)
-        window.append(due)
         answered = due + draw.uniform(*profile.latency)
         heapq.heappush(answers, answered)
-        wall = max(wall, answered)
-    return wall
+        schedule.append((due, answered, prompt))
+    return schedule
 
 
 @dataclass(frozen=True)

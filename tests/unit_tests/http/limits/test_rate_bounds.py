@@ -186,6 +186,25 @@ def test_every_other_profile_is_in_reach_of_a_client_told_the_limit() -> None:
     assert out_of_reach == {"20/s, 30-90 s answers, 2,000 concurrent", *OVERLOADS}
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "concurrency limit 20, 0.1-0.5 s answers",
+        "1.2M tokens per minute, 5-15k-token prompts",
+        "50/s sliding-window log, 0.8-2.5 s answers",
+        "50/s fixed window per second",
+    ],
+)
+def test_the_greedy_client_is_never_refused_by_the_gateways_own_limit(name: str) -> None:
+    profile = ALL[name]
+    schedule = rate_bounds.greedy_schedule(profile, random.Random(0))
+    gateway = _gateway(profile)  # the simulation's limit: benchmarks.limits' class of the kind
+    for admitted, answered, prompt in schedule:
+        assert gateway.gateway_take(_late(admitted), prompt) == 0
+        gateway.now = admitted
+        gateway.admitted(answered)
+
+
 def test_a_concurrency_limit_bounds_by_the_answers_in_flight() -> None:
     # The greedy client never beats the throughput bound (the ideal) and is near it.
     profile = ALL["concurrency limit 20, 0.1-0.5 s answers"]
