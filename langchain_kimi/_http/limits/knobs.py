@@ -100,8 +100,11 @@ class Knobs:
         "pacer",
         "429s slower than this: a step counts its sends one such refusal back",
     )
-    first_lookback: float = _knob(
-        1.0, "s", "pacer", "the past whose admitted sends make the first rate"
+    lookback: float = _knob(
+        1.0,
+        "s",
+        "pacer",
+        "the past whose admitted sends make the first rate; a throttled step measures at least it",
     )
     first_rate: float = _knob(
         1.0, "requests/s", "pacer", "least first rate (one 429 alone says little)"
