@@ -27,7 +27,8 @@ the sends at `rate`, and the rate is re-measured step by step:
   process gave up, is found within a few steps. The raises are the same number of requests/s
   for every pool: pools of several processes behind one key drift toward equal shares, as TCP
   flows sharing a link do.
-- **Healing.** `heal` seconds with neither a 429 nor a call waiting for its turn: inert again.
+- **Healing.** `heal` seconds with neither a 429 nor a call waiting for its turn: inert again;
+  at once when the 429s turn out to be a concurrency limit's (`in_flight`: `stop`).
 
 It assumes what a 429 says: the gateway refused that request because too many were sent, and
 admits some steady rate (the same for requests of any size); the `Retry-After` of the refused
@@ -104,6 +105,11 @@ class Pacer:
         wait = (1.0 - self._tokens) / self.rate  # > 0: a token is missing, and rate > 0
         self._waited_until = max(self._waited_until, now + wait)
         return wait
+
+    def stop(self) -> None:
+        """Inert at once: the 429s are an in-flight cap's (`in_flight`), not the rate's."""
+        if self.rate is not None:
+            self._go_inert()
 
     def current(self, now: float) -> float | None:
         """The rate as of `now` (None: inert), without counting anyone as waiting."""
