@@ -14,8 +14,9 @@ first burst, rise with it, all within an instant). So, over the sends of the las
   high were refused. The cap is one below that count; the 429s above it are the cap's, and the
   pacer does not slow down for them (`refused` returns True; the controller stops pacing).
 - **A 429 at or below the cap** drops it: that gateway is not limiting concurrency there.
-  (Several processes sharing a key each count only their own requests: their 429s come at
-  varying counts, no cap is learnt, and the pacer paces as for a rate.)
+  (Several processes sharing a key each count only their own requests, so a concurrency limit
+  they share shows no single count: a cap is learnt now and then and soon dropped, and mostly
+  the pacer paces as for a rate.)
 - **Probing.** After `cap_step` without a 429 above it, the cap grows by `cap_probe`, then by
   `probe_growth` times as much each further `cap_step`: a limit that rose is found within a
   few, and the next 429 above the cap sets it back. A probe refused makes the next one wait
