@@ -172,3 +172,24 @@ def test_admission_holds_calls_at_the_cap_and_the_caps_429s_stop_the_pacer() -> 
         admission.call(0.0).enter(clock.sleep)  # a pool timeout of 0 s: no slot below the cap
     for permit in held:
         permit.release()
+
+
+def test_a_slow_429_drops_the_cap_and_sets_none() -> None:
+    # A 429 that took slow_refusal held its slot all that time: the counts include refusals
+    # still on their way, and say nothing of a concurrency limit (429s taking 2 s once had a
+    # cap hold a simulated pool at 2.8x ideal).
+    cap = InFlightCap()
+    now = concurrency_limited(cap)
+    assert cap.limit(now) == LIMIT
+    late = now + KNOBS.slow_refusal
+    assert cap.refused(Sent(now, LIMIT + 1), late) is False
+    assert cap.limit(late) is None
+    start = 5.0
+    slow = InFlightCap()
+    for burst in range(2):  # the same two bursts, their 429s slow
+        at = start + burst * KNOBS.step
+        for count in range(1, LIMIT + 3):
+            request = send(slow, at, count)
+            if count > LIMIT:
+                assert slow.refused(request, at + KNOBS.slow_refusal) is False
+    assert slow.limit(start + 2 * KNOBS.step) is None
