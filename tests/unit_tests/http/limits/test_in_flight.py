@@ -193,3 +193,82 @@ def test_a_slow_429_drops_the_cap_and_sets_none() -> None:
             if count > LIMIT:
                 assert slow.refused(request, at + KNOBS.slow_refusal) is False
     assert slow.limit(start + 2 * KNOBS.step) is None
+
+
+def limited_at(cap: InFlightCap, limit: int, start: float = 0.0) -> float:
+    """`concurrency_limited` for a gateway admitting `limit` at a time."""
+    now = start
+    for _ in range(2):
+        for count in range(1, limit + 3):
+            request = send(cap, now, count)
+            if count > limit:
+                cap.refused(request, now)
+        now += KNOBS.step
+    return now
+
+
+def test_a_cap_is_learnt_down_to_start_window_and_not_below() -> None:
+    at_start = InFlightCap()
+    limited_at(at_start, KNOBS.start_window)
+    assert at_start.limit(KNOBS.step) == KNOBS.start_window
+    below = InFlightCap()
+    limited_at(below, KNOBS.start_window - 1)
+    assert below.limit(KNOBS.step) is None
+
+
+def test_429s_in_one_instant_set_no_cap_however_many() -> None:
+    # Four 429s at the same count, all at 5.0: the span is no step.
+    cap = InFlightCap()
+    for count in range(1, LIMIT + 1):
+        send(cap, 5.0, count)
+    for _ in range(4):
+        assert cap.refused(send(cap, 5.0, LIMIT + 1), 5.0) is False
+    assert cap.limit(5.0) is None
+
+
+def test_only_429s_at_the_lowest_count_or_one_above_show_the_span() -> None:
+    # The spread-out 429s came two above the lowest count: the lowest ones came in one instant.
+    cap = InFlightCap()
+    for count in range(1, LIMIT + 1):
+        send(cap, 5.0, count)
+    for _ in range(4):
+        cap.refused(send(cap, 5.0, LIMIT + 1), 5.0)
+    later = 5.0 + KNOBS.step
+    assert cap.refused(send(cap, later, LIMIT + 3), later) is False
+    assert cap.limit(later) is None
+
+
+def test_the_share_counts_the_sends_at_the_lowest_count_and_its_bound_keeps_the_cap() -> None:
+    # Four 429s at LIMIT + 1, a step apart in two pairs; sends counted LIMIT + 1 or more: the
+    # four refused and `extra` admitted. 4 of 5 is exactly cap_share (0.8): a cap; 4 of 6 not.
+    assert KNOBS.cap_share == 0.8
+    for extra, learnt in ((1, True), (2, False)):
+        cap = InFlightCap()
+        for _ in range(extra):
+            send(cap, 5.0, LIMIT + 1)  # admitted at the lowest count refused
+        for at in (5.0, 5.0, 5.0 + KNOBS.step, 5.0 + KNOBS.step):
+            cap.refused(send(cap, at, LIMIT + 1), at)
+        assert (cap.limit(5.0 + KNOBS.step) is not None) is learnt
+
+
+def test_the_third_raise_is_probe_growth_times_the_second() -> None:
+    cap = InFlightCap()
+    learnt = concurrency_limited(cap) - KNOBS.step
+    raises = [cap.limit(learnt + k * KNOBS.cap_step) for k in range(1, 5)]
+    assert raises == [
+        LIMIT + KNOBS.cap_probe,
+        LIMIT + KNOBS.cap_probe * (1 + KNOBS.probe_growth),
+        LIMIT + KNOBS.cap_probe * (1 + KNOBS.probe_growth + KNOBS.probe_growth**2),
+        LIMIT
+        + KNOBS.cap_probe
+        * (1 + KNOBS.probe_growth + KNOBS.probe_growth**2 + KNOBS.probe_growth**3),
+    ]
+
+
+def test_a_send_exactly_cap_memory_old_is_still_remembered() -> None:
+    cap = InFlightCap()
+    send(cap, 1.0, 5)
+    send(cap, 1.0 + KNOBS.cap_memory, 5)
+    assert len(cap._sends) == 2
+    send(cap, 1.0 + KNOBS.cap_memory + 1 / 64, 5)
+    assert len(cap._sends) == 2
