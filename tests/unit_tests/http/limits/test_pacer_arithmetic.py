@@ -298,3 +298,18 @@ def test_a_throttled_step_measures_no_send_from_before_the_episode() -> None:
     # The first step admitted none of its 8 sends, nor anything since the episode began: half
     # the first rate. Counting the burst (40 of 49 over the last second) would keep 0.9 x 40/s.
     assert pacer.current(0.75) == pytest.approx(KNOBS.min_cut * first)
+
+
+def test_sends_at_the_instant_of_the_first_429_are_the_burst_not_the_rate() -> None:
+    # 20 sends admitted at 0.5 with the first 429 (a send of that instant): the burst. The next
+    # step's sends are all refused: nothing admitted since, so half the rate (counting the
+    # burst would read 80/s and keep the rate).
+    pacer = Pacer()
+    for _ in range(21):
+        pacer.sent(0.5)
+    pacer.throttled(sent_at=0.5, now=0.5)
+    assert pacer.rate == pytest.approx(20 / KNOBS.lookback)
+    for k in range(1, 5):
+        pacer.sent(0.5 + k / 32)
+        pacer.throttled(sent_at=0.5 + k / 32, now=0.5 + k / 32)
+    assert pacer.current(0.75) == pytest.approx(KNOBS.min_cut * 20 / KNOBS.lookback)
