@@ -13,8 +13,9 @@ loops through one lock:
   lately) have been out `slow_answer` seconds or more on average, it grows by `capacity_step`,
   up to `max_capacity` (`pool.spread` opens small connection pools as they fill): a gateway
   admitting 20 calls/s of 60 s answers needs 1,200 in flight.
-- **The controller** (`controller.py`) says when the head of the queue may go, learns from every
-  outcome, and says whether a 429 only cost a call its turn (`AdmittedCall.requeues`). Only the
+- **The controller** (`controller.py`) says when the head of the queue may go and how many may
+  be in flight (at most the capacity), learns from every outcome, and says whether a 429 only
+  cost a call its turn (`AdmittedCall.requeues`). Only the
   head sleeps on a time (at most one turn, one spacing or one cool-down long); the others wait to
   be woken, so a cancelled call frees its place at once and nobody sleeps on a stale rate.
 
@@ -181,7 +182,7 @@ class Admission:
             elif self.capacity < self.max_capacity:  # the head looks again when it may grow
                 woken.append(self._queue[0])
                 return woken, _Wait(slow_in, timed=False)
-        while self._queue and self._in_flight < self.capacity:
+        while self._queue and self._in_flight < self._limit(now):
             now = self.clock()
             wait = self.controller.delay(now)
             if wait > 0:
@@ -190,12 +191,22 @@ class Admission:
             head = self._queue.pop(0)
             head.queued = False
             head.granted = True
-            head.permit = Permit(self, now, crowded=self._in_flight > 0 or bool(self._queue))
+            head.permit = Permit(
+                self,
+                now,
+                crowded=self._in_flight > 0 or bool(self._queue),
+                in_flight=self._in_flight + 1,
+            )
             self._in_flight += 1
             self._sent_sum += now
             self.controller.sent(head.permit, now)
             woken.append(head)
         return woken, None
+
+    def _limit(self, now: float) -> int:
+        """The requests allowed in flight now: the capacity, or the controller's cap if lower."""
+        cap = self.controller.limit(now)
+        return self.capacity if cap is None else min(self.capacity, cap)
 
     def _slow_in(self, now: float) -> float:
         """Seconds until answers count as slow (0: they do): the slots released so far were held
@@ -251,12 +262,15 @@ class Admission:
 class Permit:
     """One request's place in the pool. `done` reports the outcome once; `release` frees it."""
 
-    __slots__ = ("_admission", "_settled", "crowded", "released", "sent_at")
+    __slots__ = ("_admission", "_settled", "crowded", "in_flight", "released", "sent_at")
 
-    def __init__(self, admission: Admission, sent_at: float, *, crowded: bool = False) -> None:
+    def __init__(
+        self, admission: Admission, sent_at: float, *, crowded: bool = False, in_flight: int = 1
+    ) -> None:
         self._admission = admission
         self.sent_at = sent_at
         self.crowded = crowded  # other calls of the pool were in flight or waiting at its send
+        self.in_flight = in_flight  # the pool's requests in flight at its send, itself included
         self._settled = False
         self.released = False
 

@@ -1,24 +1,28 @@
 """The controller interface between admission and the rate policy, and the two shipped policies.
 
-Admission (`admission.py`) asks a `Controller` four things, under its lock, with its clock: how
-long the head of the queue waits before it may go (`delay`), that a request went (`sent`), how
-it ended (`record`), and whether a 429 only cost the request its turn (`lost_turn`: the call
-goes back to its place without spending a retry). Its parts are controllers of their own kind,
-sans-I/O, each with one job: `slow_start` (sends spread until the gateway has had a chance to
-refuse them), `pacer` (a token bucket at the admitted rate from the first 429 on), `cool_down`
-(every call held back until a pause the gateway asked for has passed).
+Admission (`admission.py`) asks a `Controller` five things, under its lock, with its clock: how
+long the head of the queue waits before it may go (`delay`), how many requests may be in flight
+(`limit`), that a request went (`sent`), how it ended (`record`), and whether a 429 only cost
+the request its turn (`lost_turn`: the call goes back to its place without spending a retry).
+Its parts are controllers of their own kind, sans-I/O, each with one job: `slow_start` (sends
+spread until the gateway has had a chance to refuse them), `pacer` (a token bucket at the
+admitted rate from the first 429 on), `in_flight` (a cap on the requests in flight where the
+429s show a concurrency limit), `cool_down` (every call held back until a pause the gateway
+asked for has passed).
 
 - `Paced` (the default, `adaptive_concurrency=True`): the slow start until the first 429, the
-  pacer from then on until it heals; a 429 or an overload (503, 529) while the gateway serves
-  the pool, or to a crowded request while the pool starts, is a lost turn. An overload holds
-  back only the call it refused (its `Retry-After`): a busy gateway that still answers most
-  calls must not stop the others (issue 29: 30 % of 503s held the whole pool, 2.5-2.8x).
+  pacer from then on until it heals, and the in-flight cap where the 429s come only above one
+  count (the 429s it explains stop the pacer instead of slowing it); a 429 or an overload
+  (503, 529) while the gateway serves the pool, or to a crowded request while the pool starts,
+  is a lost turn. An overload holds back only the call it refused (its `Retry-After`): a busy
+  gateway that still answers most calls must not stop the others (issue 29: 30 % of 503s held
+  the whole pool, 2.5-2.8x).
 - `Unpaced` (`adaptive_concurrency=False`): no pacing; a 429, or a 503 / 529 with
   `Retry-After`, holds every call back for the asked time (`default_cool_down` when a 429 names
   none); every refusal spends a retry.
 
-Either one learns only from the answers (429s, `Retry-After`, answer times): it is never told
-which kind of gateway it faces.
+Either one learns only from the answers (429s, `Retry-After`, answer times, the in-flight count
+at each refused send): it is never told which kind of gateway it faces.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from langchain_kimi._http.limits.cool_down import CoolDown
+from langchain_kimi._http.limits.in_flight import InFlightCap
 from langchain_kimi._http.limits.outcome import Outcome, Request
 from langchain_kimi._http.limits.pacer import Pacer
 from langchain_kimi._http.limits.slow_start import SlowStart
@@ -54,6 +59,10 @@ class Controller(Protocol):
         """The paced rate in requests/s; None while sends go at full speed (for reprs)."""
         ...
 
+    def limit(self, now: float) -> int | None:
+        """The most requests allowed in flight (None: the pool's capacity only)."""
+        ...
+
     def serving(self, now: float) -> bool:
         """Whether the gateway admitted a request lately (`knobs.serving_window`)."""
         ...
@@ -65,6 +74,7 @@ class Paced:
     def __init__(self, max_window: int) -> None:
         self.slow_start = SlowStart(max_window=max_window)
         self.pacer = Pacer()
+        self.in_flight = InFlightCap()
 
     def delay(self, now: float) -> float:
         turn = self.pacer.delay(now)  # first: it may heal to inert as of `now`
@@ -73,17 +83,24 @@ class Paced:
     def sent(self, request: Request, now: float) -> None:
         self.slow_start.sent(request, now)
         self.pacer.sent(now)
+        self.in_flight.sent(request, now)
 
     def record(self, request: Request, outcome: Outcome | None, now: float) -> None:
         self.slow_start.record(request, outcome, now)
         if outcome is not None and outcome.kind == "throttled":
-            self.pacer.throttled(request.sent_at, now)
+            if self.in_flight.refused(request, now):
+                self.pacer.stop()  # the cap's 429s: the rate is not what limits
+            else:
+                self.pacer.throttled(request.sent_at, now)
 
     def lost_turn(self, request: Request, now: float) -> bool:
         return self.slow_start.lost_turn(request, now)
 
     def rate(self, now: float) -> float | None:
         return self.pacer.current(now)
+
+    def limit(self, now: float) -> int | None:
+        return self.in_flight.limit(now)
 
     def serving(self, now: float) -> bool:
         return self.slow_start.admitted_recently(now)
@@ -111,6 +128,9 @@ class Unpaced:
         return False
 
     def rate(self, now: float) -> float | None:
+        return None
+
+    def limit(self, now: float) -> int | None:
         return None
 
     def serving(self, now: float) -> bool:

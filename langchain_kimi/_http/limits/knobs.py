@@ -45,6 +45,20 @@ class Knobs:
     hold_weight: float = _knob(
         0.1, "share", "admission", "weight of each released slot in the mean hold time"
     )
+    # -- in_flight.py: a concurrency limit, seen in the counts at the 429s
+    cap_share: float = _knob(
+        0.8, "share", "in-flight cap", "least share of the sends above the cap refused, to keep it"
+    )
+    cap_memory: float = _knob(2.0, "s", "in-flight cap", "the past of sends the cap is learnt from")
+    cap_step: float = _knob(
+        0.5, "s", "in-flight cap", "time without a 429 above the cap to raise it"
+    )
+    cap_backoff: float = _knob(
+        2.0, "x", "in-flight cap", "a refused probe's next wait, in multiples of the last"
+    )
+    cap_probe: int = _knob(
+        1, "requests", "in-flight cap", "first raise of a cap a step left unrefused"
+    )
     # -- slow_start.py: before anything is known
     start_window: int = _knob(
         10, "requests", "slow start", "unproven requests allowed at first (TCP's initial window)"
@@ -100,8 +114,11 @@ class Knobs:
         "pacer",
         "429s slower than this: a step counts its sends one such refusal back",
     )
-    first_lookback: float = _knob(
-        1.0, "s", "pacer", "the past whose admitted sends make the first rate"
+    lookback: float = _knob(
+        1.0,
+        "s",
+        "pacer",
+        "the past whose admitted sends make the first rate; a throttled step measures at least it",
     )
     first_rate: float = _knob(
         1.0, "requests/s", "pacer", "least first rate (one 429 alone says little)"

@@ -18,6 +18,9 @@ class Request(Protocol):
     @property
     def crowded(self) -> bool: ...
 
+    @property
+    def in_flight(self) -> int: ...
+
 
 @dataclass(frozen=True)
 class Outcome:

@@ -6,7 +6,7 @@ first burst) until the gateway first answers 429. From then on a client-side tok
 the sends at `rate`, and the rate is re-measured step by step:
 
 - **Start.** At the first 429 the rate is what the gateway admitted over the last
-  `first_lookback` (sends not answered 429; those still in flight count as admitted: a 429
+  `lookback` (sends not answered 429; those still in flight count as admitted: a 429
   comes back at once). Every 429 of that first wave lowers it again as it arrives. Until a step
   has measured the gateway, each clean step multiplies the rate by `unmeasured_growth`. Nothing
   is remembered from an earlier episode (a memory of its rate changed no simulated profile).
@@ -14,7 +14,10 @@ the sends at `rate`, and the rate is re-measured step by step:
   which a request sent at the current rate met a 429 sets the rate to what the gateway admitted
   during the step (the sends minus their 429s, per second), times `margin`, but never below
   `min_cut` of the rate: a token-bucket gateway whose bucket is empty admits exactly its rate,
-  so one step measures it, whatever its burst or `Retry-After`. Once a 429 has taken
+  so one step measures it, whatever its burst or `Retry-After`. What the gateway admitted over
+  the last `lookback` of the episode counts when it is more: a window per second, its count
+  spent, refuses the rest of its second, and a step in it admitted nothing (issue 29: windows
+  1.39-1.52x ideal with the step alone). Once a 429 has taken
   `slow_refusal` or longer to come back, a step counts its sends one such refusal back (the 429s
   of the last ones are still out): 429s taking 2 s had the pacer read every step as admitted
   (issue 29: 2.25x ideal in the simulation, 1.34-1.49x since).
@@ -24,7 +27,8 @@ the sends at `rate`, and the rate is re-measured step by step:
   process gave up, is found within a few steps. The raises are the same number of requests/s
   for every pool: pools of several processes behind one key drift toward equal shares, as TCP
   flows sharing a link do.
-- **Healing.** `heal` seconds with neither a 429 nor a call waiting for its turn: inert again.
+- **Healing.** `heal` seconds with neither a 429 nor a call waiting for its turn: inert again;
+  at once when the 429s turn out to be a concurrency limit's (`in_flight`: `stop`).
 
 It assumes what a 429 says: the gateway refused that request because too many were sent, and
 admits some steady rate (the same for requests of any size); the `Retry-After` of the refused
@@ -57,6 +61,7 @@ class Pacer:
     _clean_steps: int = field(default=0, repr=False)
     _last_throttled: float = field(default=float("-inf"), repr=False)
     _waited_until: float = field(default=float("-inf"), repr=False)  # end of the last wait
+    _episode_start: float = field(default=0.0, repr=False)  # its first 429
     _first_step: bool = field(default=False, repr=False)  # the step the first wave started
     _measured: bool = field(default=False, repr=False)  # a throttled step measured the gateway
     _sends: deque[float] = field(default_factory=deque, repr=False)  # the recent sends
@@ -101,6 +106,11 @@ class Pacer:
         self._waited_until = max(self._waited_until, now + wait)
         return wait
 
+    def stop(self) -> None:
+        """Inert at once: the 429s are an in-flight cap's (`in_flight`), not the rate's."""
+        if self.rate is not None:
+            self._go_inert()
+
     def current(self, now: float) -> float | None:
         """The rate as of `now` (None: inert), without counting anyone as waiting."""
         self._advance(now)
@@ -116,10 +126,11 @@ class Pacer:
             self._tokens = 0.0
             self._step_sent = self._step_throttled = self._clean_steps = 0
             self._first_step = True
-        sent, refused = self._counts(now - KNOBS.first_lookback, now)
+            self._episode_start = now
+        sent, refused = self._counts(now - KNOBS.lookback, now)
         admitted = sent - refused
         # One 429 alone (a lone call) says little: start at `first_rate` at least.
-        self.rate = max(KNOBS.first_rate, admitted / KNOBS.first_lookback)
+        self.rate = max(KNOBS.first_rate, admitted / KNOBS.lookback)
 
     def _advance(self, now: float) -> None:
         """Close the current step once it has measured enough."""
@@ -141,7 +152,10 @@ class Pacer:
             return  # too few sends to measure what the gateway admits: measure longer
         if step_throttled:
             admitted = step_sent - step_throttled
-            measured = KNOBS.margin * admitted / span
+            if admitted > 0:
+                measured = KNOBS.margin * admitted / span
+            else:  # a window per second whose count is spent, or a small share: look back
+                measured = min(self.rate, KNOBS.margin * self._admitted(now))
             # A pool sharing the key with others measures its share, and a small share is a
             # few sends (or none admitted): one step never cuts the rate by more than half.
             self.rate = max(KNOBS.min_rate, measured, self.rate * KNOBS.min_cut)
@@ -162,6 +176,17 @@ class Pacer:
         self._step_start = now
         self._step_sent = self._step_throttled = 0
 
+    def _admitted(self, now: float) -> float:
+        """Requests/s the gateway admitted over the last `lookback` (the step, if longer) of
+        this episode: a window per second refuses for the rest of its second once its count is
+        spent, so a step alone may have admitted nothing. Sends up to the first 429 spent a
+        burst and are not counted; with slow refusals, counted one lag back (as the steps)."""
+        start = max(min(self._step_start, now - KNOBS.lookback), self._episode_start)
+        lag = self._lag if self._lag >= KNOBS.slow_refusal else 0.0
+        clipped = start == self._episode_start
+        sent, refused = self._counts(start - lag, now - lag, after=clipped)
+        return (sent - refused) / (now - start)
+
     def _used(self, span: float) -> float:
         """The sends a step of `span` seconds must make for its pace to count as used."""
         assert self.rate is not None
@@ -181,13 +206,17 @@ class Pacer:
         self._tokens = min(burst, self._tokens + (now - self._stamp) * self.rate)
         self._stamp = now
 
-    def _counts(self, start: float, end: float) -> tuple[int, int]:
-        """The sends in [start, end], and how many of them were answered 429."""
+    def _counts(self, start: float, end: float, *, after: bool = False) -> tuple[int, int]:
+        """The sends in [start, end] (`after`: in (start, end]), and how many of them were
+        answered 429."""
+        if after:
+            sent = sum(start < at <= end for at in self._sends)
+            return sent, sum(start < at <= end for at in self._refused)
         sent = sum(start <= at <= end for at in self._sends)
         return sent, sum(start <= at <= end for at in self._refused)
 
     def _forget(self, now: float) -> None:
-        kept = now - max(KNOBS.first_lookback, self._lag + KNOBS.longest_step)
+        kept = now - self._lag - max(KNOBS.lookback, KNOBS.longest_step)
         while self._sends and self._sends[0] < kept:
             self._sends.popleft()
         while self._refused and self._refused[0] < kept:

@@ -162,7 +162,7 @@ def test_an_inert_pool_remembers_only_the_last_steps_of_sends() -> None:
     for i in range(1000):
         pacer.sent(i / 100)
     assert pacer.rate is None
-    assert len(pacer._sends) <= 100 * max(KNOBS.first_lookback, KNOBS.longest_step) + 2
+    assert len(pacer._sends) <= 100 * max(KNOBS.lookback, KNOBS.longest_step) + 2
 
 
 def test_an_inert_pacer_never_holds_a_send_back() -> None:
@@ -238,3 +238,78 @@ def test_a_slow_refusal_is_forgotten_with_the_episode() -> None:
     assert pacer._lag == 3.0 >= KNOBS.slow_refusal
     assert pacer.current(3.0 + KNOBS.heal) is None
     assert pacer._lag == 0.0
+
+
+def test_a_step_whose_sends_were_all_refused_measures_the_last_lookback() -> None:
+    # A window per second admits its whole count, then refuses until the next second: the step
+    # that meets the 429s admitted nothing, but the last `lookback` admitted 10 of 14 (20/s).
+    pacer = paced_pacer(20.0)  # its episode and its step start at 2.0
+    for k in range(1, 11):
+        pacer.sent(2.0 + k / 64)  # a clean step: all admitted, nobody waited (no probe)
+    assert pacer.current(2.25) == 20.0
+    for k in range(1, 5):
+        pacer.sent(2.25 + k / 32)
+        pacer.throttled(sent_at=2.25 + k / 32, now=2.25 + k / 32)
+    # 10 admitted over (2.0, 2.5]: 20/s, times the margin (the step alone: 0, so half the rate).
+    assert KNOBS.lookback >= 0.5
+    assert pacer.current(2.5) == pytest.approx(KNOBS.margin * 10 / 0.5)
+
+
+def test_a_step_that_admitted_some_measures_itself_alone() -> None:
+    # A token bucket, once empty, admits exactly its rate: the step measures it, and the sends
+    # the bucket admitted earlier (10 in the clean step) do not count.
+    pacer = paced_pacer(20.0)
+    for k in range(1, 11):
+        pacer.sent(2.0 + k / 64)
+    assert pacer.current(2.25) == 20.0
+    for k in range(1, 5):
+        pacer.sent(2.25 + k / 32)
+        if k > 1:
+            pacer.throttled(sent_at=2.25 + k / 32, now=2.25 + k / 32)
+    assert pacer.current(2.5) == pytest.approx(max(KNOBS.margin * 1 / 0.25, 20.0 * KNOBS.min_cut))
+
+
+def test_a_step_that_admitted_nothing_never_raises_the_rate() -> None:
+    # 20 admitted in the clean step before (40/s over the last half second), then a step whose
+    # sends were all refused: the look-back would say 0.9 x 40/s, but a 429 is no reason to
+    # send faster.
+    pacer = paced_pacer(4.0)
+    for k in range(1, 21):
+        pacer.sent(2.0 + k / 128)
+    assert pacer.current(2.25) == 4.0
+    for k in range(1, 5):
+        pacer.sent(2.25 + k / 32)
+        pacer.throttled(sent_at=2.25 + k / 32, now=2.25 + k / 32)
+    assert pacer.current(2.5) == 4.0
+
+
+def test_a_throttled_step_measures_no_send_from_before_the_episode() -> None:
+    # The sends up to the first 429 spent the gateway's burst: they say nothing of its rate.
+    pacer = Pacer()
+    for k in range(40):
+        pacer.sent(k / 128)  # a burst of 40 in 0.3 s, all admitted
+    pacer.sent(0.5)
+    pacer.throttled(sent_at=0.5, now=0.5)  # the first 429: the episode starts
+    first = pacer.rate
+    assert first == pytest.approx(40 / KNOBS.lookback)
+    for k in range(1, 9):
+        pacer.sent(0.5 + k / 36)
+        pacer.throttled(sent_at=0.5 + k / 36, now=0.5 + k / 36)
+    # The first step admitted none of its 8 sends, nor anything since the episode began: half
+    # the first rate. Counting the burst (40 of 49 over the last second) would keep 0.9 x 40/s.
+    assert pacer.current(0.75) == pytest.approx(KNOBS.min_cut * first)
+
+
+def test_sends_at_the_instant_of_the_first_429_are_the_burst_not_the_rate() -> None:
+    # 20 sends admitted at 0.5 with the first 429 (a send of that instant): the burst. The next
+    # step's sends are all refused: nothing admitted since, so half the rate (counting the
+    # burst would read 80/s and keep the rate).
+    pacer = Pacer()
+    for _ in range(21):
+        pacer.sent(0.5)
+    pacer.throttled(sent_at=0.5, now=0.5)
+    assert pacer.rate == pytest.approx(20 / KNOBS.lookback)
+    for k in range(1, 5):
+        pacer.sent(0.5 + k / 32)
+        pacer.throttled(sent_at=0.5 + k / 32, now=0.5 + k / 32)
+    assert pacer.current(0.75) == pytest.approx(KNOBS.min_cut * 20 / KNOBS.lookback)
