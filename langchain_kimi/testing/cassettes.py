@@ -114,7 +114,10 @@ def plan(rootdir: Path, nodeid: str, *, force_record: bool) -> Plan:
 def _json_body_matcher(r1: Any, r2: Any) -> None:
     def parse(body: Any) -> Any:
         if isinstance(body, bytes):
-            body = body.decode("utf-8")
+            try:
+                body = body.decode("utf-8")
+            except UnicodeDecodeError:
+                return body  # no text, so no JSON: compared byte for byte
         try:
             return json.loads(body) if body else None
         except ValueError:
@@ -230,54 +233,66 @@ def _pretty_body(body: Any) -> list[str]:
 def use(plan: Plan) -> Iterator[Any]:
     """Record (`plan.record`) or replay `plan.path` around a test."""
     secrets = Secrets(os.environ.get(KEY_ENV))
+    cassette_class, config = _cassette(plan, _Scrubbing(secrets))
+    with cassette_class.use(**config) as cassette:
+        yield cassette
+    if plan.record and plan.path.exists():
+        _check_no_secret(plan.path, secrets)
 
-    def before_request(request: Any) -> Any:
+
+class _Scrubbing:
+    """vcrpy's hooks before it keeps a request or a response: the secrets go (vcrpy also runs
+    the request hook on each replayed request before matching it)."""
+
+    def __init__(self, secrets: Secrets) -> None:
+        self.secrets = secrets
+
+    def request(self, request: Any) -> Any:
         for name in list(request.headers):
             if name.lower() == "authorization":
-                secrets.add_bearer(str(request.headers[name]))
+                self.secrets.add_bearer(str(request.headers[name]))
             if is_credential_name(name):
                 del request.headers[name]
             else:
-                request.headers[name] = secrets.scrubber.text(str(request.headers[name]))
-        request.uri = secrets.scrubber.url(request.uri)
-        request.body = secrets.body(request.body)
+                request.headers[name] = self.secrets.scrubber.text(str(request.headers[name]))
+        request.uri = self.secrets.scrubber.url(request.uri)
+        request.body = self.secrets.body(request.body)
         return request
 
-    def before_response(response: dict[str, Any]) -> dict[str, Any]:
-        headers = response.get("headers", {})
+    def response(self, response: dict[str, Any]) -> dict[str, Any]:
+        """`response` as vcrpy serializes it: `{"status", "headers", "body": {"string"}}`."""
+        headers = response["headers"]
         for name in list(headers):
             if is_credential_name(name):
                 del headers[name]
             else:
-                headers[name] = [secrets.scrubber.text(str(v)) for v in _as_list(headers[name])]
-        body = response.get("body", {})
-        if isinstance(body, dict) and "string" in body:
-            scrubbed = secrets.body(body["string"])
-            if scrubbed is not body["string"]:  # the recorded length must match the new body
-                body["string"] = scrubbed
-                for name in [n for n in headers if n.lower() == "content-length"]:
-                    headers[name] = [str(len(_as_bytes(scrubbed)))]
+                cleaned = [self.secrets.scrubber.text(str(v)) for v in _as_list(headers[name])]
+                headers[name] = cleaned
+        body = response["body"]
+        scrubbed = self.secrets.body(body["string"])
+        if scrubbed is not body["string"]:  # the recorded length must match the new body
+            body["string"] = scrubbed
+            for name in [n for n in headers if n.lower() == "content-length"]:
+                headers[name] = [str(len(_as_bytes(scrubbed)))]
         return response
 
+
+def _cassette(plan: Plan, scrubbing: _Scrubbing) -> tuple[Any, dict[str, Any]]:
+    """The cassette class and vcrpy's settings for `plan`; a replay without its file fails."""
     recorder = vcr.VCR(
         record_mode="all" if plan.record else "none",
         match_on=_MATCH_ON,
         decode_compressed_response=True,
-        before_record_request=before_request,
-        before_record_response=before_response,
+        before_record_request=scrubbing.request,
+        before_record_response=scrubbing.response,
     )
     recorder.register_matcher("kimi_json_body", _json_body_matcher)
     recorder.register_persister(_FreshPersister if plan.record else _Persister)
     if not plan.record and not plan.path.exists():
         raise NoRecordingError(f"kimi_cassette: no cassette {plan.path}. {_how_to_record(plan)}")
     config = recorder.get_merged_config(path=str(plan.path))
-    cassette_class: Any = type(
-        "KimiCassette", (_KimiCassette,), {"replay_hint": _how_to_record(plan)}
-    )
-    with cassette_class.use(**config) as cassette:
-        yield cassette
-    if plan.record and plan.path.exists():
-        _check_no_secret(plan.path, secrets)
+    cassette_class = type("KimiCassette", (_KimiCassette,), {"replay_hint": _how_to_record(plan)})
+    return cassette_class, config
 
 
 def discard(plan: Plan) -> None:

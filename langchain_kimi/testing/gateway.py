@@ -148,8 +148,9 @@ class FakeKimiGateway:
         request that reaches it and is never used up (an unbound one must come last).
         Returns the gateway, so calls chain."""
         calls = tool_calls_of(tool_calls)
-        if usage is not None:
-            Usage.of(usage, prompt=0, text=text, reasoning=reasoning or "")  # refuse bad keys now
+        reasoning_text = DEFAULT_REASONING if reasoning is None else reasoning
+        if usage is not None:  # refuse bad keys and counts now, against the text served
+            Usage.of(usage, prompt=0, text=text, reasoning=reasoning_text)
         if reasoning == "" and calls:
             raise ValueError(
                 "add_reply: a tool-call turn carries its reasoning (the service refuses its "
@@ -160,7 +161,7 @@ class FakeKimiGateway:
             raise ValueError("add_reply: a refusal calls no tool")
         reply = Reply(
             text=text,
-            reasoning=DEFAULT_REASONING if reasoning is None else reasoning,
+            reasoning=reasoning_text,
             tool_calls=calls,
             usage=dict(usage) if usage is not None else None,
             refusal=refusal,
@@ -188,8 +189,6 @@ class FakeKimiGateway:
         `error_code` (Messages only): the search fails with a `web_search_tool_result_error`.
         `reasoning` / `usage`: the Chat Completions round's own (the first search's counts for
         a round of several)."""
-        if usage is not None:
-            Usage.of(usage, prompt=0, text="", reasoning=reasoning or "")  # refuse bad keys now
         search = WebSearch(
             query,
             search_results(query, results),
@@ -198,6 +197,8 @@ class FakeKimiGateway:
             reasoning,
             dict(usage) if usage is not None else None,
         )
+        if usage is not None:  # refuse bad keys and counts now, against the text served
+            Usage.of(usage, prompt=0, text="", reasoning=search.reasoning_text())
         return self._add(search, when)
 
     def add_error(

@@ -99,6 +99,12 @@ class WebSearch:
     usage: Mapping[str, int] | None = None
     """Chat Completions: the round's usage (estimated when None)."""
 
+    def reasoning_text(self) -> str:
+        """Chat Completions: this search's part of the round's reasoning_content."""
+        if self.reasoning is not None:
+            return self.reasoning
+        return f"I should search the web for {self.query}."
+
 
 @dataclass(frozen=True)
 class Reply:

@@ -74,11 +74,7 @@ def tool_input(call: ToolCall) -> Json | None:
 
 def openai_search_round(searches: Sequence[WebSearch], r: Rendering) -> tuple[Json, str, Usage]:
     """One `$web_search` round: an assistant turn with one `builtin_function` call a search."""
-    reasoning = " ".join(
-        s.reasoning if s.reasoning is not None else f"I should search the web for {s.query}."
-        for s in searches
-        if s.reasoning != ""
-    )
+    reasoning = " ".join(s.reasoning_text() for s in searches if s.reasoning != "")
     calls = []
     for search in searches:
         call_id = r.new_call_id()

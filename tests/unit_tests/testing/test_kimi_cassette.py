@@ -9,6 +9,7 @@ misbehaving proxy might. The project also holds the docs' `pytest-file` samples,
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -717,3 +718,73 @@ def test_a_body_diff_longer_than_sixty_lines_is_cut(
     else:
         assert len(lines) == 61
         assert lines[-1] == more
+
+
+def test_a_request_body_that_is_not_utf8_replays_and_a_changed_one_shows_the_diff(
+    tmp_path: Path,
+) -> None:
+    """A body vcrpy keeps as bytes (`!!binary`) is compared byte for byte: it replays, and a
+    different one fails with the nearest recording, undecodable bytes shown as U+FFFD."""
+    cassette = tmp_path / "rec.yaml"
+    recorded = b"\xff\xfe recorded, not UTF-8"
+    plan = cassettes.Plan(path=cassette, record=True, nodeid="tests/test_x.py::test_x")
+    with cassettes.use(plan), httpx.Client(transport=httpx.MockTransport(_binary_ok)) as client:
+        client.post("http://gw.example/v1/messages", content=recorded)
+    plan = cassettes.Plan(path=cassette, record=False, nodeid="tests/test_x.py::test_x")
+    with cassettes.use(plan), httpx.Client() as client:
+        replayed = client.post("http://gw.example/v1/messages", content=recorded)
+        assert (replayed.status_code, replayed.content) == (200, b"ok")
+    with (
+        pytest.raises(cassettes.NoRecordingError) as caught,
+        cassettes.use(plan),
+        httpx.Client() as client,
+    ):
+        client.post("http://gw.example/v1/messages", content=b"\xff\xfe sent, not UTF-8")
+    assert "-\ufffd\ufffd recorded, not UTF-8\n+\ufffd\ufffd sent, not UTF-8" in str(caught.value)
+
+
+def _binary_ok(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(200, content=b"ok")
+
+
+def test_a_compressed_reply_is_recorded_decoded_so_its_key_is_scrubbed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gzip body hides the key from every scrubber: it is kept decompressed, readable."""
+    monkeypatch.setenv(cassettes.KEY_ENV, KEY)
+    plain = f'{{"text": "(echo {KEY})"}}'.encode()
+
+    def gzipped(request: httpx.Request) -> httpx.Response:
+        body = gzip.compress(plain)
+        return httpx.Response(200, headers={"content-encoding": "gzip"}, content=body)
+
+    cassette = tmp_path / "rec.yaml"
+    _record(cassette, gzipped, ("/v1/messages", {"q": 1}))
+    (interaction,) = yaml.safe_load(cassette.read_text())["interactions"]
+    response = interaction["response"]
+    assert response["body"]["string"] == '{"text": "(echo ***)"}'
+    assert "content-encoding" not in {name.lower() for name in response["headers"]}
+    assert _send(cassette, "/v1/messages", {"q": 1}).json() == {"text": "(echo ***)"}
+
+
+def test_a_replay_without_its_cassette_names_the_file_and_how_to_record_it(
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "missing.yaml"
+    plan = cassettes.Plan(path=missing, record=False, nodeid="tests/test_x.py::test_x")
+    with pytest.raises(cassettes.NoRecordingError) as caught, cassettes.use(plan):
+        pass
+    assert str(caught.value) == (
+        f"kimi_cassette: no cassette {missing}. Record it with a key: "
+        "EVOLINK_API_KEY=... pytest --kimi-record 'tests/test_x.py::test_x'"
+    )
+
+
+def test_the_fixture_yields_a_cassette_named_kimi_cassette(tmp_path: Path) -> None:
+    """What a test's `repr(kimi_cassette)` and its tracebacks show."""
+    cassette = tmp_path / "rec.yaml"
+    cassette.write_text("interactions: []\nversion: 1\n")
+    plan = cassettes.Plan(path=cassette, record=False, nodeid="tests/test_x.py::test_x")
+    with cassettes.use(plan) as used:
+        assert type(used).__name__ == "KimiCassette"
+        assert isinstance(used, cassettes._KimiCassette)
