@@ -92,16 +92,25 @@ def _sockets() -> int:
     return count
 
 
-def _settled_sockets(timeout: float = 10.0) -> int:
-    """The socket count once earlier tests' connections have finished closing (two readings
-    0.2 s apart agree), so a baseline does not include sockets on their way out."""
-    deadline = time.monotonic() + timeout
-    count = _sockets()
-    while time.monotonic() < deadline:
-        time.sleep(0.2)
-        count, previous = _sockets(), count
-        if count == previous:
-            break
+def _sockets_to(url: str) -> int:
+    """This process's sockets connected to `url`'s port: the open descriptors' socket inodes
+    found in the kernel's TCP tables with that remote port. Other tests' pools, shared by the
+    process and expiring on their own clock, are not counted."""
+    port = httpx.URL(url).port
+    inodes = set()
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # closed meanwhile
+            link = os.readlink(f"/proc/self/fd/{name}")
+            if link.startswith("socket:["):
+                inodes.add(link[len("socket:[") : -1])
+    count = 0
+    for table in ("/proc/self/net/tcp", "/proc/self/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as lines:
+            next(lines)  # the header
+            for line in lines:
+                fields = line.split()
+                remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+                count += remote_port == port and fields[9] in inodes
     return count
 
 
@@ -198,14 +207,13 @@ def test_idle_connections_after_a_burst_are_capped_then_expire(
     monkeypatch.setattr(spread, "KEEPALIVE_CAP", 8, raising=False)
     monkeypatch.setattr(spread, "KEEPALIVE_SECONDS", 0.5, raising=False)
     model = _model(slow_gateway, "sk-burst-0123456789abcdef")
-    gc.collect()
-    before = _settled_sockets()
+    assert _sockets_to(slow_gateway) == 0
     with ThreadPoolExecutor(64) as threads:
         answers = list(threads.map(lambda i: model.invoke(f"burst {i}").content, range(256)))
     assert answers == [f"burst {i}" for i in range(256)]
-    assert _sockets() - before <= 8
+    assert 1 <= _sockets_to(slow_gateway) <= 8
     time.sleep(1.5)  # past the expiry, with no more traffic
-    assert _sockets() - before == 0
+    assert _sockets_to(slow_gateway) == 0
     assert model.invoke("after").content == "after"  # a new connection, as usual
 
 
