@@ -443,3 +443,24 @@ def test_the_first_rate_is_per_second_of_the_look_back(monkeypatch: pytest.Monke
         pacer.sent(0.75)
     pacer.throttled(sent_at=0.75, now=1.0)
     assert pacer.rate == 18.0
+
+
+def test_a_send_kept_exactly_long_enough_counts_when_the_lag_lengthens() -> None:
+    # A send is kept `lag + longest_step` (2.5 s here); one exactly that old still counts when a
+    # slower 429 lengthens the lag, and so the step's look-back, before the step closes.
+    pacer = paced_pacer(1.0, at=1.0)
+    for at in (1.5, 1.625, 1.75, 1.875):
+        pacer.sent(at)
+    for at in (1.5, 1.625, 1.75, 1.875):
+        pacer.throttled(sent_at=at, now=2.0)  # the first in 0.5 s: a slow refusal
+    pacer.sent(2.125)  # admitted
+    pacer.sent(2.25)
+    pacer.throttled(sent_at=2.25, now=2.5)  # [1.5, 2.0]: 4 sends, none admitted: half the rate
+    assert pacer.rate == 0.5
+    pacer.sent(2.625)
+    pacer.sent(4.0)  # the send at 1.5 is now exactly 0.5 + 2 s old: kept, and its 429
+    assert pacer.current(4.0) == 0.5  # [2.0, 3.5]: 3 sends, 1 refused: it measures on
+    pacer.throttled(sent_at=2.625, now=4.125)  # 1.5 s: the step now counts [1.0, T - 1.5]
+    # [1.0, 2.75]: 7 sends, 6 refused (without the send at 1.5: none admitted, and 0.25/s; without
+    # its 429: 2 admitted) over the step's 1.75 s.
+    assert pacer.current(4.25) == pytest.approx(KNOBS.margin * 1 / 1.75)
