@@ -226,6 +226,23 @@ async def test_a_call_requeued_while_the_pool_is_served_spends_no_retry(mode: st
     assert len(gateway.sent_at) == 5
 
 
+async def test_without_pacing_a_429_spends_a_retry_even_while_the_pool_is_served(
+    mode: str,
+) -> None:
+    # `adaptive_concurrency=False`: no turn is kept for anyone, so every 429 costs a retry, as it
+    # did before pacing existed; the same storm as above reaches the caller after one resend.
+    clock = Clock()
+    gateway = Gateway(clock, ok(), *[rate_limited("0")] * 3)
+    pool = Pool(gateway, adaptive=False)
+    await post(pool.transport(), mode)  # the gateway serves the pool
+    admission = pool.transports[0]._pool().admission
+    other = admission.call(30.0).enter(clock.sleep)  # another call of the pool is in flight
+    with pytest.raises(KimiRateLimitError):
+        await post(pool.transport(max_retries=1), mode)
+    other.release()
+    assert len(gateway.sent_at) == 3
+
+
 async def test_max_retries_0_never_resends_not_even_a_requeued_call(mode: str) -> None:
     # `max_retries=0` is the caller's "send each request once" (as with ChatOpenAI): a 429 reaches
     # the caller even while the gateway serves the pool's other calls (FakeKimiGateway's scripted

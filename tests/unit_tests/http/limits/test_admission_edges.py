@@ -8,6 +8,8 @@ item 5) showed unpinned. A fake clock; nothing sleeps.
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from collections.abc import Awaitable
 from dataclasses import dataclass
 
@@ -364,3 +366,146 @@ def test_an_error_reported_while_the_slot_is_still_held_proves_nothing() -> None
     clock.now += 1.0
     assert not admission.serving()
     permit.release()
+
+
+# -- found unpinned by the mutation run of issue 29 (tests/mutation/…admission.md) ----------------
+
+
+def test_waking_a_waiter_whose_loop_was_closed_is_harmless() -> None:
+    # A release on one thread may wake an async call whose event loop has ended meanwhile.
+    loop = asyncio.new_event_loop()
+    waiter = _Waiter(0, loop)
+    loop.close()
+    waiter.wake()  # nobody left to wake: no error
+
+
+async def test_a_slot_granted_to_a_cancelled_call_is_freed_while_others_are_in_flight() -> None:
+    admission, clock = gate(capacity=2)
+    holders = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]
+    task = asyncio.create_task(admission.call(30.0).aenter(clock.async_sleep))
+    await asyncio.sleep(0)
+    holders[0].release()  # granted to the queued task...
+    task.cancel()  # ...which is cancelled before it runs again: its slot is freed
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert admission.in_flight == 1
+    holders[1].release()
+    assert admission.in_flight == 0
+
+
+def test_the_mean_hold_moves_a_tenth_of_the_way_to_each_released_slots_hold() -> None:
+    # Slots held 5 s each: the mean hold goes 0.5, 0.95, 1.355 s. A full pool grows once it
+    # reaches KNOBS.slow_answer (1 s): after the third release, not the second.
+    assert (KNOBS.hold_weight, KNOBS.slow_answer) == (0.1, 1.0)
+    admission, clock = gate(max_capacity=2)
+    for _ in range(2):
+        held = admission.call(30.0).enter(clock.sleep)
+        clock.now += 5.0
+        held.release()
+    fresh = admission.call(30.0).enter(clock.sleep)  # just sent: the pool is full
+    with pytest.raises(KimiTimeoutError):
+        admission.call(0.0).enter(clock.sleep)
+    clock.now += 5.0
+    fresh.release()
+    admission.call(30.0).enter(clock.sleep)
+    admission.call(0.0).enter(clock.sleep)  # the pool grows instead of timing out
+    assert admission.capacity == 2
+
+
+def test_requests_out_slow_answer_on_average_but_for_rounding_grow_a_full_pool() -> None:
+    # The one request in flight has been out 1 s less 1e-10 s (in binary: ~9e-11 s short): due
+    # but for rounding is due, the pool grows at once rather than waiting 1e-10 s.
+    admission, clock = gate(max_capacity=2)
+    admission.call(30.0).enter(clock.sleep)
+    clock.now += KNOBS.slow_answer - 1e-10
+    admission.call(0.0).enter(clock.sleep)
+    assert admission.capacity == 2
+
+
+def test_an_emptied_pool_starts_its_sum_of_send_times_afresh() -> None:
+    # Summed send times lose their low bits at large clock values: at 2**53 s (spacing 2 s) a
+    # send at +2 s is lost from the sum, which after both are freed would read -2 s. An empty
+    # pool starts from 0, so a request just sent is 0 s old, not 2 s (a slow answer: growth).
+    admission, clock = gate(capacity=2, max_capacity=3)
+    clock.now = 2.0**53
+    first = admission.call(30.0).enter(clock.sleep)
+    clock.now += 2.0
+    second = admission.call(30.0).enter(clock.sleep)
+    first.release()
+    second.release()
+    assert admission.in_flight == 0
+    pair = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]  # the pool is full
+    with pytest.raises(KimiTimeoutError):
+        admission.call(0.0).enter(clock.sleep)  # just sent: no slow answers, no growth
+    assert admission.capacity == 2
+    for permit in pair:
+        permit.release()
+
+
+def test_a_call_that_has_sent_nothing_yet_has_no_turn_to_lose() -> None:
+    admission, _ = gate(capacity=2, adaptive=True)
+    assert not admission.call(30.0).requeues(_throttled(1.0))
+
+
+def test_an_overload_to_a_crowded_call_of_a_served_pool_goes_back_to_its_place() -> None:
+    # A 503 or 529 while the gateway serves the pool only cost the call its turn, as a 429 does.
+    admission, clock = gate(capacity=2, adaptive=True)
+    admission.call(30.0).enter(clock.sleep).done(ANSWERED)  # the gateway serves the pool
+    other = admission.call(30.0).enter(clock.sleep)
+    for status in (503, 529):
+        call = admission.call(30.0)
+        call.enter(clock.sleep).done(Outcome("overloaded", None))
+        assert call.requeues(Failure(KimiError("overloaded", status_code=status)))
+    other.release()
+
+
+def test_a_crowded_429_while_the_pool_starts_goes_back_to_its_place() -> None:
+    # Nothing admitted yet (not served), but the request went with another while the pool was
+    # starting: the call keeps its place (`slow_start.lost_turn`, from the request itself).
+    admission, clock = gate(capacity=2, adaptive=True)
+    other = admission.call(30.0).enter(clock.sleep)
+    call = admission.call(30.0)
+    call.enter(clock.sleep).done(Outcome("throttled", 0.0))
+    assert not admission.serving()
+    assert call.requeues(_throttled(0.0))
+    other.release()
+
+
+def test_the_pool_timeout_error_says_what_it_waited_for_and_that_nothing_was_sent() -> None:
+    admission, clock = gate()
+    holder = admission.call(30.0).enter(clock.sleep)
+    with pytest.raises(KimiTimeoutError) as timed_out:
+        admission.call(0.0).enter(clock.sleep)
+    assert str(timed_out.value) == (
+        "waiting for a free connection would outlast this call's pool timeout of 0s "
+        "(httpx.Timeout.pool); nothing was sent"
+    )
+    holder.release()
+
+
+def test_a_sync_wait_for_a_slot_nobody_frees_ends_at_its_pool_timeout() -> None:
+    # On the real clock: the waiting thread is never woken, its wait is bounded by its budget.
+    admission = Admission(1, adaptive=False, clock=time.monotonic)
+    holder = admission.call(30.0).enter(time.sleep)
+    errors: list[BaseException] = []
+
+    def wait() -> None:
+        try:
+            admission.call(0.05).enter(time.sleep)
+        except KimiTimeoutError as error:
+            errors.append(error)
+
+    waiting = threading.Thread(target=wait, daemon=True)
+    waiting.start()
+    waiting.join(5.0)  # a generous bound: it ends after 0.05 s
+    assert not waiting.is_alive()
+    assert len(errors) == 1
+    holder.release()
+
+
+async def test_an_async_wait_for_a_slot_nobody_frees_ends_at_its_pool_timeout() -> None:
+    admission = Admission(1, adaptive=False, clock=time.monotonic)
+    holder = admission.call(30.0).enter(time.sleep)
+    with pytest.raises(KimiTimeoutError):
+        await asyncio.wait_for(admission.call(0.05).aenter(asyncio.sleep), 5.0)
+    holder.release()

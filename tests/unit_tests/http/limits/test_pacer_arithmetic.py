@@ -6,8 +6,11 @@ showed unpinned. Times are plain floats chosen exact in binary, so the boundarie
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from langchain_kimi._http.limits import pacer as pacer_module
 from langchain_kimi._http.limits.knobs import KNOBS
 from langchain_kimi._http.limits.pacer import Pacer
 from tests.support.fake_clock import paced_pacer
@@ -313,3 +316,151 @@ def test_sends_at_the_instant_of_the_first_429_are_the_burst_not_the_rate() -> N
         pacer.sent(0.5 + k / 32)
         pacer.throttled(sent_at=0.5 + k / 32, now=0.5 + k / 32)
     assert pacer.current(0.75) == pytest.approx(KNOBS.min_cut * 20 / KNOBS.lookback)
+
+
+def test_slow_429s_make_an_all_refused_step_look_back_one_lag_too() -> None:
+    # 429s take exactly `slow_refusal` (0.5 s): a step counts its sends one lag back, and so does
+    # the look-back when the step admitted nothing. 20 sends admitted in (2.0, 2.25), then 4 whose
+    # 429s come 0.5 s later; 2 more go out while the 429s arrive and are still unanswered.
+    pacer = paced_pacer(20.0)  # its episode starts at 2.0
+    for k in range(1, 21):
+        pacer.sent(2.0 + k / 128)
+    assert pacer.current(2.25) == 20.0  # a clean step, nobody waited: no probe
+    for k in range(1, 5):
+        pacer.sent(2.25 + k / 32)
+    assert pacer.current(2.5) == 20.0  # their 429s are still out
+    for k in range(1, 5):
+        pacer.throttled(sent_at=2.25 + k / 32, now=2.75 + k / 32)  # a step starts at 2.78125
+    assert pacer._lag == KNOBS.slow_refusal
+    pacer.sent(2.90625)
+    pacer.sent(2.9375)
+    # The step [2.78125, 3.03125] counts [2.28125, 2.53125]: 4 sent, 4 refused. The look-back
+    # [2.03125, 3.03125], one lag back: 24 sent, 4 refused, 20 admitted in 1 s. Counted without
+    # the lag it would be 19 (the 2 unanswered sends in, 3 early ones out).
+    assert pacer.current(3.03125) == pytest.approx(KNOBS.margin * 20 / 1.0)
+
+
+def test_quick_429s_look_back_over_the_episode_as_it_happened() -> None:
+    # 429s taking 1/16 s are no slow refusals: the look-back is not shifted back by them, and the
+    # 5 sends of the burst at the episode's first instant stay out of it.
+    pacer = paced_pacer(20.0)
+    for _ in range(5):
+        pacer.sent(2.0)
+    for k in range(1, 11):
+        pacer.sent(2.0 + k / 64)
+    assert pacer.current(2.25) == 20.0
+    for k in range(1, 5):
+        pacer.sent(2.25 + k / 64)
+    for k in range(1, 5):
+        pacer.throttled(sent_at=2.25 + k / 64, now=2.3125 + k / 64)
+    # The step admitted none of its 4; the episode so far (2.0, 2.5]: 10 of 14 admitted, 20/s.
+    assert pacer.current(2.5) == pytest.approx(KNOBS.margin * 10 / 0.5)
+
+
+def test_the_look_back_from_the_episode_start_counts_a_refused_send_at_its_end() -> None:
+    # A 429 that took 0.5 s makes the steps count one lag back. The step closing at 3.0 counts
+    # [2.25, 2.5]: 4 sends, all refused (the one at 2.5 in 0.25 s), so it looks back over the
+    # episode, (2.0, 3.0] one lag back: (1.5, 2.5], whose end, 2.5, is in it.
+    pacer = paced_pacer(20.0)
+    for k in range(1, 21):
+        pacer.sent(2.0 + k / 128)
+    assert pacer.current(2.25) == 20.0
+    for k in range(1, 4):
+        pacer.sent(2.25 + k / 16)
+    pacer.sent(2.5)
+    pacer.throttled(sent_at=2.5, now=2.75)
+    for k in range(1, 4):
+        pacer.throttled(sent_at=2.25 + k / 16, now=2.75 + k / 16)
+    assert pacer._lag == 0.5
+    # 24 sent, 4 refused: 20 admitted in 1 s (without the send at 2.5: 19; without its 429: 21).
+    assert pacer.current(3.0) == pytest.approx(KNOBS.margin * 20 / 1.0)
+
+
+def test_the_look_back_from_the_first_429_leaves_out_that_429() -> None:
+    # The first 429 refused a send of the burst at 0.5, the episode's first instant: neither that
+    # send nor its 429 is in the look-back (0.5, 1.0] of the step that admitted nothing.
+    pacer = Pacer()
+    for _ in range(21):
+        pacer.sent(0.5)
+    pacer.throttled(sent_at=0.5, now=0.5)
+    assert pacer.rate == 20.0
+    for k in range(1, 11):
+        pacer.sent(0.5 + k / 64)
+    assert pacer.current(0.75) == 20.0  # the first step: clean
+    for k in range(1, 5):
+        pacer.sent(0.75 + k / 32)
+        pacer.throttled(sent_at=0.75 + k / 32, now=0.75 + k / 32)
+    # 10 of 14 admitted over 0.5 s (counting the first 429 in: 9, and 16.2/s).
+    assert pacer.current(1.0) == pytest.approx(KNOBS.margin * 10 / 0.5)
+
+
+def test_with_slow_429s_a_long_step_keeps_its_first_sends_one_lag_back() -> None:
+    # 429s take 0.5 s: a step counts its sends one lag back, and a throttled step with fewer than
+    # `step_sends` sends measures on, up to `longest_step`. Its earliest sends must still be
+    # remembered when it closes.
+    pacer = paced_pacer(2.0)
+    for at in (2.0625, 2.125, 2.1875):
+        pacer.sent(at)
+    pacer.throttled(sent_at=2.0625, now=2.5625)  # a clean step closes; this one starts at 2.5625
+    pacer.sent(3.5)
+    pacer.throttled(sent_at=3.5, now=3.625)
+    assert pacer.current(3.625) == 2.0  # [2.0625, 3.125]: 3 sends, too few: it measures on
+    # [2.0625, 3.5]: 4 sends, 2 refused, over the 1.4375 s of the step.
+    assert pacer.current(4.0) == pytest.approx(KNOBS.margin * 2 / 1.4375)
+
+
+def test_a_throttled_step_never_paces_below_min_rate() -> None:
+    # At 0.15/s half the rate is below the floor: pacing never stops sending.
+    pacer = paced_pacer(0.15)
+    for k in range(1, 5):
+        pacer.sent(2.0 + k / 32)
+        pacer.throttled(sent_at=2.0 + k / 32, now=2.0 + k / 32)
+    assert pacer.current(2.25) == KNOBS.min_rate
+
+
+def test_a_token_short_only_by_rounding_is_there_to_send() -> None:
+    # At 1/s from 0.0, the bucket holds 1 - 1e-9 tokens at 0.999999999: a whole one but for
+    # rounding, so the send may go now and nobody counts as having waited.
+    pacer = paced_pacer(1.0, at=0.0)
+    assert pacer.delay(1.0 - 1e-9) == 0.0
+
+
+def test_stop_makes_a_paced_pool_inert_at_once() -> None:
+    pacer = paced_pacer(10.0)
+    pacer.stop()
+    assert pacer.rate is None
+    assert pacer.delay(2.0) == 0.0
+    inert = Pacer()
+    inert.stop()
+    assert inert.rate is None
+
+
+def test_the_first_rate_is_per_second_of_the_look_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With a half-second look-back, 9 admitted in it is 18/s.
+    monkeypatch.setattr(pacer_module, "KNOBS", dataclasses.replace(KNOBS, lookback=0.5))
+    pacer = Pacer()
+    for _ in range(10):
+        pacer.sent(0.75)
+    pacer.throttled(sent_at=0.75, now=1.0)
+    assert pacer.rate == 18.0
+
+
+def test_a_send_kept_exactly_long_enough_counts_when_the_lag_lengthens() -> None:
+    # A send is kept `lag + longest_step` (2.5 s here); one exactly that old still counts when a
+    # slower 429 lengthens the lag, and so the step's look-back, before the step closes.
+    pacer = paced_pacer(1.0, at=1.0)
+    for at in (1.5, 1.625, 1.75, 1.875):
+        pacer.sent(at)
+    for at in (1.5, 1.625, 1.75, 1.875):
+        pacer.throttled(sent_at=at, now=2.0)  # the first in 0.5 s: a slow refusal
+    pacer.sent(2.125)  # admitted
+    pacer.sent(2.25)
+    pacer.throttled(sent_at=2.25, now=2.5)  # [1.5, 2.0]: 4 sends, none admitted: half the rate
+    assert pacer.rate == 0.5
+    pacer.sent(2.625)
+    pacer.sent(4.0)  # the send at 1.5 is now exactly 0.5 + 2 s old: kept, and its 429
+    assert pacer.current(4.0) == 0.5  # [2.0, 3.5]: 3 sends, 1 refused: it measures on
+    pacer.throttled(sent_at=2.625, now=4.125)  # 1.5 s: the step now counts [1.0, T - 1.5]
+    # [1.0, 2.75]: 7 sends, 6 refused (without the send at 1.5: none admitted, and 0.25/s; without
+    # its 429: 2 admitted) over the step's 1.75 s.
+    assert pacer.current(4.25) == pytest.approx(KNOBS.margin * 1 / 1.75)
