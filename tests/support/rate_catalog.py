@@ -59,6 +59,19 @@ OTHER_KINDS = {
     "concurrency limit 20, 0.8-2.5 s answers, Retry-After: 1": Profile(
         10_000, latency=(0.8, 2.5), concurrency_limit=20, calls=200
     ),
+    # Several processes sharing a key behind one concurrency limit: each counts only its own
+    # requests in flight, so no single count shows the limit (`in_flight.py`).
+    "concurrency limit 20, 0.1-0.5 s answers, 4 processes": Profile(
+        10_000,
+        latency=(0.1, 0.5),
+        concurrency_limit=20,
+        processes=4,
+        concurrency=64,
+        retry_after="absent",
+    ),
+    "concurrency limit 20, 0.8-2.5 s answers, 2 processes": Profile(
+        10_000, latency=(0.8, 2.5), concurrency_limit=20, processes=2, concurrency=128, calls=200
+    ),
     "1.2M tokens per minute, 5-15k-token prompts": Profile(
         10_000, tokens_per_minute=1_200_000, calls=200, retry_after="fraction"
     ),
