@@ -1,8 +1,15 @@
-"""Fake time for the pool tests: a clock whose `sleep` advances it, and a pacer mid-episode."""
+"""Fake time for the pool tests: a clock whose `sleep` advances it, a pacer mid-episode, and
+`ChatKimi`s whose waits are on that clock."""
 
 from __future__ import annotations
 
+import functools
+
+import pytest
+
+from langchain_kimi import chat_models
 from langchain_kimi._http.limits.pacer import Pacer
+from langchain_kimi._http.transport import TransportConfig
 
 
 class Clock:
@@ -34,3 +41,16 @@ def paced_pacer(rate: float, at: float = 2.0) -> Pacer:
     pacer._sends.clear()
     pacer._refused.clear()
     return pacer
+
+
+def fake_waits(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """Every `ChatKimi` built from now on in the test waits on a fake clock: its retries' and
+    paced turns' sleeps advance the clock instead of passing real time. For a lone call's
+    retries (the order of attempts and the error reached are what its tests check), not for
+    calls that overlap: one fake clock serves them all."""
+    clock = Clock()
+    faked = functools.partial(
+        TransportConfig, clock=clock, sleep=clock.sleep, async_sleep=clock.async_sleep
+    )
+    monkeypatch.setattr(chat_models, "TransportConfig", faked)
+    return clock

@@ -23,6 +23,7 @@ from langchain_kimi import (
     KimiRateLimitError,
 )
 from langchain_kimi._http.replies import failure_from_status
+from tests.support.fake_clock import fake_waits
 
 
 def messages_shape(err_type: str, message: str) -> dict[str, Any]:
@@ -89,14 +90,16 @@ CASES_429 = [
     ("body", "quota"), CASES_429, ids=[f"quota-{n}" for n in QUOTA_BODIES] + list(RATE_BODIES)
 )
 def test_quota_429_is_not_retried_a_plain_429_is(
-    protocol: str, body: dict[str, Any], quota: bool
+    protocol: str, body: dict[str, Any], quota: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    clock = fake_waits(monkeypatch)  # a plain 429's two paced retries wait 1 s and 2 s
     handler, calls = counting(429, body)
     with pytest.raises(KimiRateLimitError) as caught:  # existing handlers still catch both
         chat_for(protocol, handler, max_retries=2).invoke("hi")
     assert caught.value.status_code == 429
     assert isinstance(caught.value, KimiQuotaExceededError) is quota
     assert len(calls) == (1 if quota else 3)
+    assert (sum(clock.sleeps) > 0) is not quota  # a quota's 429 is raised at once
 
 
 def test_chat_error_code_is_kept_next_to_type() -> None:

@@ -32,6 +32,7 @@ from pydantic import BaseModel
 from langchain_kimi import ChatKimi
 from langchain_kimi._errors import KimiError
 from langchain_kimi.testing import FakeKimiGateway
+from tests.support.fake_clock import fake_waits
 
 # Issue 31: each test also runs on replies without the optional keys that say nothing.
 pytestmark = pytest.mark.usefixtures("both_reply_forms")
@@ -200,13 +201,18 @@ def _run(protocol: str, scenario: Scenario, style: str) -> dict[str, Any]:
 @pytest.mark.filterwarnings("ignore::langchain_core._api.beta_decorator.LangChainBetaWarning")
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
 @pytest.mark.parametrize(("sync", "scenario"), CASES, ids=[f"{s}-{c}" for s, c in CASES])
-def test_both_halves_give_the_same(protocol: str, sync: str, scenario: str) -> None:
+def test_both_halves_give_the_same(
+    protocol: str, sync: str, scenario: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = fake_waits(monkeypatch)  # each half's retries wait on it, and wait alike
     outcome = _run(protocol, SCENARIOS[scenario], sync)
+    sync_sleeps, clock.sleeps = clock.sleeps, []
     assert SCENARIOS[scenario].expect in json.dumps(outcome, ensure_ascii=False)
     if sync != "invoke" and "raised" not in outcome:
         assert len(outcome["items"]) > 2, "a stream arrives in pieces"
         assert outcome["tokens"], "on_llm_new_token was called"
     assert outcome == _run(protocol, SCENARIOS[scenario], HALVES[sync])
+    assert clock.sleeps == sync_sleeps
 
 
 def test_usage_is_left_off_the_stream_only_when_asked() -> None:
