@@ -172,7 +172,11 @@ def test_langgraph_send_fan_out_of_unbound_steps_in_flight_together_is_a_script_
 
     def write(item: dict[str, str]) -> dict[str, list[str]]:
         chunks = model.stream(f"Write about {item['topic']}")
-        first = next(chunks)
+        try:
+            first = next(chunks)
+        except ScriptError:
+            gate.abort()  # the nodes waiting for this one go on at once, not at the timeout
+            raise
         gate.wait()
         return {"answers": [str((first + sum(chunks, first.__class__(content=""))).content)]}
 
