@@ -209,11 +209,11 @@ class Pacer:
     def _counts(self, start: float, end: float, *, after: bool = False) -> tuple[int, int]:
         """The sends in [start, end] (`after`: in (start, end]), and how many of them were
         answered 429."""
-        if after:
-            sent = sum(start < at <= end for at in self._sends)
-            return sent, sum(start < at <= end for at in self._refused)
-        sent = sum(start <= at <= end for at in self._sends)
-        return sent, sum(start <= at <= end for at in self._refused)
+
+        def within(at: float) -> bool:
+            return (start < at if after else start <= at) and at <= end
+
+        return sum(map(within, self._sends)), sum(map(within, self._refused))
 
     def _forget(self, now: float) -> None:
         kept = now - self._lag - max(KNOBS.lookback, KNOBS.longest_step)

@@ -243,13 +243,19 @@ def test_a_slow_refusal_is_forgotten_with_the_episode() -> None:
     assert pacer._lag == 0.0
 
 
+def _clean_step(pacer: Pacer, sends: int, every: float) -> None:
+    """`sends` sends, `every` seconds apart, in the step of a `paced_pacer(20.0)` that starts at
+    2.0, none refused: at 2.25 the step closes clean and the rate stays."""
+    for k in range(1, sends + 1):
+        pacer.sent(2.0 + k * every)
+    assert pacer.current(2.25) == 20.0
+
+
 def test_a_step_whose_sends_were_all_refused_measures_the_last_lookback() -> None:
     # A window per second admits its whole count, then refuses until the next second: the step
     # that meets the 429s admitted nothing, but the last `lookback` admitted 10 of 14 (20/s).
     pacer = paced_pacer(20.0)  # its episode and its step start at 2.0
-    for k in range(1, 11):
-        pacer.sent(2.0 + k / 64)  # a clean step: all admitted, nobody waited (no probe)
-    assert pacer.current(2.25) == 20.0
+    _clean_step(pacer, sends=10, every=1 / 64)  # all admitted, nobody waited (no probe)
     for k in range(1, 5):
         pacer.sent(2.25 + k / 32)
         pacer.throttled(sent_at=2.25 + k / 32, now=2.25 + k / 32)
@@ -262,9 +268,7 @@ def test_a_step_that_admitted_some_measures_itself_alone() -> None:
     # A token bucket, once empty, admits exactly its rate: the step measures it, and the sends
     # the bucket admitted earlier (10 in the clean step) do not count.
     pacer = paced_pacer(20.0)
-    for k in range(1, 11):
-        pacer.sent(2.0 + k / 64)
-    assert pacer.current(2.25) == 20.0
+    _clean_step(pacer, sends=10, every=1 / 64)
     for k in range(1, 5):
         pacer.sent(2.25 + k / 32)
         if k > 1:
@@ -323,9 +327,7 @@ def test_slow_429s_make_an_all_refused_step_look_back_one_lag_too() -> None:
     # the look-back when the step admitted nothing. 20 sends admitted in (2.0, 2.25), then 4 whose
     # 429s come 0.5 s later; 2 more go out while the 429s arrive and are still unanswered.
     pacer = paced_pacer(20.0)  # its episode starts at 2.0
-    for k in range(1, 21):
-        pacer.sent(2.0 + k / 128)
-    assert pacer.current(2.25) == 20.0  # a clean step, nobody waited: no probe
+    _clean_step(pacer, sends=20, every=1 / 128)  # nobody waited: no probe
     for k in range(1, 5):
         pacer.sent(2.25 + k / 32)
     assert pacer.current(2.5) == 20.0  # their 429s are still out
@@ -346,9 +348,7 @@ def test_quick_429s_look_back_over_the_episode_as_it_happened() -> None:
     pacer = paced_pacer(20.0)
     for _ in range(5):
         pacer.sent(2.0)
-    for k in range(1, 11):
-        pacer.sent(2.0 + k / 64)
-    assert pacer.current(2.25) == 20.0
+    _clean_step(pacer, sends=10, every=1 / 64)
     for k in range(1, 5):
         pacer.sent(2.25 + k / 64)
     for k in range(1, 5):
@@ -362,9 +362,7 @@ def test_the_look_back_from_the_episode_start_counts_a_refused_send_at_its_end()
     # [2.25, 2.5]: 4 sends, all refused (the one at 2.5 in 0.25 s), so it looks back over the
     # episode, (2.0, 3.0] one lag back: (1.5, 2.5], whose end, 2.5, is in it.
     pacer = paced_pacer(20.0)
-    for k in range(1, 21):
-        pacer.sent(2.0 + k / 128)
-    assert pacer.current(2.25) == 20.0
+    _clean_step(pacer, sends=20, every=1 / 128)
     for k in range(1, 4):
         pacer.sent(2.25 + k / 16)
     pacer.sent(2.5)
