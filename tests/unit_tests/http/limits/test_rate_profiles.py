@@ -99,3 +99,30 @@ def test_after_the_run_each_pacer_heals_to_inert() -> None:
     result = run(Profile(50), seed=0)
     pacer = result.pacers[0]
     assert pacer.current(result.end + 3.0) is None
+
+
+# Found by varying the catalogue (several processes x a concurrency limit x answer times): a
+# process that the others keep out of a small shared concurrency limit for longer than
+# `serving_window` sees no admission of its own, so its calls' 429s spend retries and some calls
+# fail ("gave up after 2 retries"). 16 processes behind 20 with 1-5 s answers: 39 of 1,600 calls
+# over these 4 seeds; 4 processes behind 10: 70 of 1,600. A `serving_window` of 30 s instead of
+# 10 s only moves the threshold (32 processes behind 20: 179 of 2,400 lost over 6 seeds; 5-15 s
+# answers: 229), so the rule itself has to change, not the knob. Not fixed yet.
+STARVED_BEHIND_A_SHARED_CONCURRENCY_LIMIT = {
+    "16 processes behind a concurrency limit of 20, 1-5 s answers": Profile(
+        10_000, latency=(1.0, 5.0), concurrency_limit=20, processes=16, concurrency=16
+    ),
+    "4 processes behind a concurrency limit of 10, 1-5 s answers": Profile(
+        10_000, latency=(1.0, 5.0), concurrency_limit=10, processes=4, concurrency=64
+    ),
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap: a process kept out of a small shared concurrency limit loses calls",
+)
+@pytest.mark.parametrize("name", list(STARVED_BEHIND_A_SHARED_CONCURRENCY_LIMIT))
+def test_processes_kept_out_of_a_shared_concurrency_limit_lose_no_call(name: str) -> None:
+    profile = STARVED_BEHIND_A_SHARED_CONCURRENCY_LIMIT[name]
+    assert [run(profile, seed).errors for seed in SEEDS] == [[]] * len(SEEDS)
