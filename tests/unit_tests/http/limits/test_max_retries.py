@@ -2,8 +2,9 @@
 is three attempts for a call alone, whatever the gateway said before.
 
 A free re-queue (a 429 that spends no retry) is for a call that waited behind others for its
-turn; a lone call spends its retries, and even a crowded call is re-queued free only a bounded
-number of times (`knobs.MAX_FREE_REQUEUES`). Fake clock, no waiting; the sync and async paths.
+turn; a lone call spends its retries, and even a crowded call is re-queued free only for its
+pool timeout after its first lost turn (`knobs.patience` without one). Fake clock, no waiting;
+the sync and async paths.
 """
 
 from __future__ import annotations
@@ -76,24 +77,33 @@ async def test_the_lone_calls_waits_are_its_retries_backoff_or_the_gateways(mode
     assert clock.sleeps == [2.0, 2.0]  # two retries, each after the gateway's Retry-After
 
 
-def test_crowded_free_requeues_are_bounded() -> None:
-    # A call that lost its turn again and again among others spends its retries after
-    # MAX_FREE_REQUEUES free re-queues: it cannot circle the queue for ever.
+@pytest.mark.parametrize("budget", [30.0, None])
+def test_a_crowded_call_loses_turns_for_at_most_its_pool_timeout_then_spends_retries(
+    budget: float | None,
+) -> None:
+    # A call that lost its turn again and again among others spends its retries once its pool
+    # timeout has passed since its first lost turn: it cannot circle the queue for ever.
     from langchain_kimi._http.limits.admission import Admission
     from langchain_kimi._http.limits.knobs import KNOBS
     from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
     from langchain_kimi._http.limits.retry import Failure
 
+    patience = KNOBS.patience if budget is None else budget
     clock = Clock()
     admission = Admission(8, adaptive=True, clock=clock)
     admission.call(30.0).enter(clock.sleep).done(ANSWERED)  # the gateway serves the pool
     holder = admission.call(30.0).enter(clock.sleep)  # another call in flight: crowded
-    call = admission.call(30.0)
+    call = admission.call(budget)
     refused = Failure(KimiRateLimitError("slow down", status_code=429), True, False, 0.0)
     free: list[bool] = []
-    for _ in range(KNOBS.max_free_requeues + 2):
+    refused_at: list[float] = []
+    for _ in range(12):
         call.enter(clock.sleep).done(Outcome("throttled", 0.0))
+        refused_at.append(clock.now)
         free.append(call.requeues(refused))
         admission.call(30.0).enter(clock.sleep).done(ANSWERED)  # still serving the pool
+        clock.now += patience / 8
     holder.release()
-    assert free == [True] * KNOBS.max_free_requeues + [False, False]
+    assert free == [at - refused_at[0] < patience for at in refused_at]
+    assert free[0]
+    assert not free[-1]
