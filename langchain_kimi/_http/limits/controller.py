@@ -8,13 +8,14 @@ since when the gateway has admitted none of the pool's requests (`starved_since`
 pool timeout runs out then fails with the rate limit, not a timeout).
 Its parts are controllers of their own kind, sans-I/O, each with one job: `slow_start` (sends
 spread until the gateway has had a chance to refuse them), `pacer` (a token bucket at the
-admitted rate from the first 429 on), `in_flight` (a cap on the requests in flight where the
-429s show a concurrency limit), `starved` (one probe at a time while the gateway admits none of
-the pool's requests), `cool_down` (every call held back until a pause the gateway asked for has
-passed).
+admitted rate from the first 429 to a request sent with others on), `in_flight` (a cap on the
+requests in flight where the 429s show a concurrency limit), `starved` (one probe at a time
+while the gateway admits none of the pool's requests), `cool_down` (every call held back until a
+pause the gateway asked for has passed).
 
-- `Paced` (the default, `adaptive_concurrency=True`): the slow start until the first 429, the
-  pacer from then on until it heals, and the in-flight cap where the 429s come only above one
+- `Paced` (the default, `adaptive_concurrency=True`): the slow start until the first 429 to a
+  request sent with others (a lone call's 429 is that call's own to wait), the pacer from then
+  on until it heals, and the in-flight cap where the 429s come only above one
   count (the 429s it explains stop the pacer instead of slowing it); a 429 or an overload
   (503, 529) while the gateway serves the pool, while the pool starts or while it is starved
   is a lost turn (whether the call went with others is admission's to say). An overload holds
@@ -104,7 +105,7 @@ class Paced:
             if self.in_flight.refused(request, now):
                 self.pacer.stop()  # the cap's 429s: the rate is not what limits
             else:
-                self.pacer.throttled(request.sent_at, now)
+                self.pacer.throttled(request.sent_at, now, alone=not request.crowded)
 
     def lost_turn(self, request: Request, now: float) -> bool:
         starved = self.starved_since(now) is not None

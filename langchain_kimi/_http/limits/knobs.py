@@ -132,7 +132,7 @@ class Knobs:
         "the past whose admitted sends make the first rate; a throttled step measures at least it",
     )
     first_rate: float = _knob(
-        1.0, "requests/s", "pacer", "least first rate (one 429 alone says little)"
+        1.0, "requests/s", "pacer", "least first rate (a first wave that got little through)"
     )
     client_burst: float = _knob(
         0.0625,
