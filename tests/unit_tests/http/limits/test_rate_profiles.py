@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import shared_limit_grid
 from tests.support.pool_simulation import Profile, run
 from tests.support.rate_catalog import ALL, SEEDS
 
@@ -164,3 +165,16 @@ def test_a_batch_on_a_key_refused_for_good_fails_within_its_pool_timeout(retry_a
         or error.startswith("KimiRateLimitError: the gateway has answered every request")
         for error in result.errors
     )
+
+
+def test_the_shared_limit_grid_is_the_one_the_docs_describe() -> None:
+    # docs/benchmarks.md gives the grid's figures: 240 gateways, totals by limit.
+    grid = shared_limit_grid.profiles()
+    assert len(grid) == 240
+    assert {p.concurrency_limit for p in grid.values()} == {3, 5, 10, 20}
+    assert min(p.calls // p.processes for p in grid.values()) >= 4
+    figures = {"limit 3, 2 processes, x": (1, 10), "limit 3, 4 processes, y": (2, 20)}
+    assert shared_limit_grid.by_limit(figures | {"limit 20, 1 processes, z": (0, 5)}) == {
+        3: (3, 30),
+        20: (0, 5),
+    }
