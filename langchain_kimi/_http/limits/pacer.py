@@ -14,10 +14,11 @@ the sends at `rate`, and the rate is re-measured step by step:
   which a request sent at the current rate met a 429 sets the rate to what the gateway admitted
   during the step (the sends minus their 429s, per second), times `margin`, but never below
   `min_cut` of the rate: a token-bucket gateway whose bucket is empty admits exactly its rate,
-  so one step measures it, whatever its burst or `Retry-After`. What the gateway admitted over
-  the last `lookback` of the episode counts when it is more: a window per second, its count
-  spent, refuses the rest of its second, and a step in it admitted nothing (issue 29: windows
-  1.39-1.52x ideal with the step alone). Once a 429 has taken
+  so one step measures it, whatever its burst or `Retry-After` (the first step, if the gateway
+  refused most of its sends, however far below: the first rate counted the burst). What the
+  gateway admitted over the last `lookback` of the episode counts when it is more: a window
+  per second, its count spent, refuses the rest of its second, and a step in it admitted
+  nothing (issue 29: windows 1.39-1.52x ideal with the step alone). Once a 429 has taken
   `slow_refusal` or longer to come back, a step counts its sends one such refusal back (the 429s
   of the last ones are still out): 429s taking 2 s had the pacer read every step as admitted
   (issue 29: 2.25x ideal in the simulation, 1.34-1.49x since).
@@ -156,9 +157,7 @@ class Pacer:
                 measured = KNOBS.margin * admitted / span
             else:  # a window per second whose count is spent, or a small share: look back
                 measured = min(self.rate, KNOBS.margin * self._admitted(now))
-            # A pool sharing the key with others measures its share, and a small share is a
-            # few sends (or none admitted): one step never cuts the rate by more than half.
-            self.rate = max(KNOBS.min_rate, measured, self.rate * KNOBS.min_cut)
+            self.rate = max(KNOBS.min_rate, measured, self._least_cut(admitted, step_throttled))
             self._measured = True
             self._clean_steps = 0
         elif self._waited_until > self._step_start and step_sent + 1 >= self._used(span):
@@ -175,6 +174,18 @@ class Pacer:
         self._end_first_step()
         self._step_start = now
         self._step_sent = self._step_throttled = 0
+
+    def _least_cut(self, admitted: int, refused: int) -> float:
+        """The lowest rate a throttled step may set. A pool sharing the key with others measures
+        its share, and a small share is a few sends (or none admitted): one step never cuts the
+        rate by more than half (`min_cut`). Except the first step, when the gateway refused most
+        of its sends and admitted at least `step_sends`: the first rate counted the burst the
+        gateway had saved, not its rate (a 4 s burst read as 5x the rate, and halving step by
+        step sent 20 more requests into an empty bucket)."""
+        assert self.rate is not None
+        if self._first_step and refused > admitted >= KNOBS.step_sends:
+            return 0.0
+        return self.rate * KNOBS.min_cut
 
     def _admitted(self, now: float) -> float:
         """Requests/s the gateway admitted over the last `lookback` (the step, if longer) of
