@@ -184,7 +184,7 @@ class Pacer:
         step sent 20 more requests into an empty bucket)."""
         assert self.rate is not None
         if self._first_step and refused > admitted >= KNOBS.step_sends:
-            return 0.0
+            return KNOBS.min_rate
         return self.rate * KNOBS.min_cut
 
     def _admitted(self, now: float) -> float:

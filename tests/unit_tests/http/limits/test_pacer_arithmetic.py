@@ -84,47 +84,46 @@ def test_a_throttled_step_keeps_at_least_half_the_rate() -> None:
     assert pacer.current(2.25) == pytest.approx(20.0)
 
 
-def _first_step_after_a_saved_burst(refused_every: int) -> Pacer:
+def _first_step_after_a_saved_burst(admitted: int, refused: int) -> Pacer:
     """A pacer whose first 429 came after 200 admitted sends in the last second (a saved burst,
-    read as 200/s), and whose first step sent 48 in 0.25 s, `refused_every` of them refused."""
+    read as 200/s), and whose first step, within 0.25 s, had `admitted` sends and `refused`."""
     pacer = Pacer()
     for k in range(200):
         pacer.sent(k / 256)
     pacer.sent(1.0)
     pacer.throttled(sent_at=1.0, now=1.0)
     assert pacer.rate == pytest.approx(200 / KNOBS.lookback)
-    for k in range(1, 49):
+    for k in range(1, admitted + refused + 1):
         pacer.sent(1.0 + k / 256)
-        if k % 4 < refused_every:
+        if k > admitted:
             pacer.throttled(sent_at=1.0 + k / 256, now=1.0 + k / 256)
     return pacer
 
 
-def test_a_first_step_the_gateway_mostly_refused_measures_it_below_half_the_first_rate() -> None:
-    # 36 of 48 refused, 12 admitted over 0.25 s: 0.9 * 12 / 0.25 = 43.2/s, not half of 200/s
-    # (halving step by step sent the saved burst's excess into an empty bucket).
-    pacer = _first_step_after_a_saved_burst(refused_every=3)
-    assert pacer.current(1.25) == pytest.approx(KNOBS.margin * 12 / 0.25)
+@pytest.mark.parametrize("admitted", [KNOBS.step_sends, 12])
+def test_a_first_step_the_gateway_mostly_refused_measures_it_below_half_the_first_rate(
+    admitted: int,
+) -> None:
+    # 12 admitted and 36 refused over 0.25 s: 0.9 * 12 / 0.25 = 43.2/s, not half of 200/s
+    # (halving step by step sent the saved burst's excess into an empty bucket); so too with
+    # exactly step_sends admitted.
+    pacer = _first_step_after_a_saved_burst(admitted, refused=3 * admitted)
+    assert pacer.current(1.25) == pytest.approx(KNOBS.margin * admitted / 0.25)
 
 
-def test_a_first_step_the_gateway_mostly_admitted_keeps_half_the_first_rate() -> None:
-    # 24 of 48 refused: not most of them, so the step may be a share's; 0.9 * 24 / 0.25 = 86.4/s
-    # is below half of 200/s, and half it is.
-    pacer = _first_step_after_a_saved_burst(refused_every=2)
-    assert pacer.current(1.25) == pytest.approx(KNOBS.min_cut * 200 / KNOBS.lookback)
-
-
-def test_a_first_step_with_too_few_admitted_keeps_half_the_first_rate() -> None:
-    # 12 refused and 3 admitted (fewer than step_sends): a few sends say little, half it is.
-    pacer = Pacer()
-    for k in range(200):
-        pacer.sent(k / 256)
-    pacer.sent(1.0)
-    pacer.throttled(sent_at=1.0, now=1.0)
-    for k in range(1, 16):
-        pacer.sent(1.0 + k / 64)
-        if k % 5:
-            pacer.throttled(sent_at=1.0 + k / 64, now=1.0 + k / 64)
+@pytest.mark.parametrize(
+    ("admitted", "refused"),
+    [(24, 24), (24, 23), (KNOBS.step_sends - 1, 12)],
+    ids=["half refused", "most admitted", "too few admitted"],
+)
+def test_a_first_step_not_mostly_refused_or_with_few_admitted_keeps_half_the_first_rate(
+    admitted: int, refused: int
+) -> None:
+    # Not most of the sends refused, or fewer than step_sends admitted: the step may be a
+    # share's, or a few sends that say little; 0.9 x what it admitted is below half of 200/s,
+    # and half it is.
+    pacer = _first_step_after_a_saved_burst(admitted, refused)
+    assert KNOBS.margin * admitted / 0.25 < KNOBS.min_cut * 200 / KNOBS.lookback
     assert pacer.current(1.25) == pytest.approx(KNOBS.min_cut * 200 / KNOBS.lookback)
 
 
