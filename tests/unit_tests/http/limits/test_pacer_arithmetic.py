@@ -275,6 +275,54 @@ def test_once_a_throttled_step_measured_the_gateway_clean_steps_add_probe_from_t
     assert pacer.current(0.5) == pytest.approx(KNOBS.margin * 2 / 0.25 + KNOBS.probe)
 
 
+def _clean_raising_step(pacer: Pacer, start: float) -> None:
+    """Twelve sends within the quarter second from `start` (the last at `start` + 11/64), a
+    call waiting after them: a used pace (at 40/s, 0.75 x 40 x 0.25 = 7.5 sends), no 429."""
+    for k in range(12):
+        pacer.sent(start + k / 64)
+    assert pacer.delay(start + 11 / 64) > 0
+
+
+@pytest.mark.parametrize("sent_at", [2.0, 2.171875], ids=["its first send", "its last send"])
+def test_a_late_429_to_a_send_of_the_step_that_raised_the_rate_takes_the_raise_back(
+    sent_at: float,
+) -> None:
+    pacer = paced_pacer(40.0)
+    _clean_raising_step(pacer, 2.0)
+    assert pacer.current(2.25) == 40.0 + KNOBS.probe  # judged clean at its end
+    pacer.throttled(sent_at=sent_at, now=2.28125)  # a 429 of that step, in the next one
+    assert pacer.rate == 40.0
+    pacer.throttled(sent_at=sent_at, now=2.296875)  # another: the raise is taken back once
+    assert pacer.rate == 40.0
+    # The next clean step raises by KNOBS.probe again, not probe_growth x as much: the clean
+    # steps start over. The late 429 is not one of that step's.
+    _clean_raising_step(pacer, 2.25)
+    assert pacer.current(2.5) == 40.0 + KNOBS.probe
+
+
+def test_a_late_429_to_a_send_from_before_the_last_raise_takes_nothing_back() -> None:
+    pacer = paced_pacer(40.0)
+    _clean_raising_step(pacer, 2.0)
+    _clean_raising_step(pacer, 2.25)
+    raised = 40.0 + KNOBS.probe + KNOBS.probe * KNOBS.probe_growth
+    assert pacer.current(2.5) == raised
+    pacer.throttled(sent_at=2.171875, now=2.53125)  # sent in the step before the last raise
+    assert pacer.rate == raised
+
+
+def test_a_late_429_after_a_throttled_step_measured_takes_nothing_back() -> None:
+    pacer = paced_pacer(40.0)
+    _clean_raising_step(pacer, 2.0)
+    assert pacer.current(2.25) == 40.0 + KNOBS.probe
+    for k in range(13):
+        pacer.sent(2.25 + k / 64)
+    pacer.throttled(sent_at=2.25, now=2.25)  # 12 of 13 admitted: 0.9 x 12 / 0.25 = 43.2/s
+    measured = KNOBS.margin * 12 / 0.25
+    assert pacer.current(2.5) == pytest.approx(measured)
+    pacer.throttled(sent_at=2.171875, now=2.53125)  # the raising step's, after the measure
+    assert pacer.rate == pytest.approx(measured)
+
+
 def test_a_slow_refusal_is_forgotten_with_the_episode() -> None:
     # A 429 that took 3 s makes this episode's steps count one lag back; once pacing healed, the
     # next episode learns its refusals' time anew (nothing is remembered across episodes).
