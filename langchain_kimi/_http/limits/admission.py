@@ -38,7 +38,7 @@ import threading
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 
-from langchain_kimi._errors import KimiTimeoutError
+from langchain_kimi._errors import KimiError, KimiRateLimitError, KimiTimeoutError
 from langchain_kimi._http.limits.controller import Controller, Paced, Unpaced
 from langchain_kimi._http.limits.knobs import KNOBS
 from langchain_kimi._http.limits.outcome import Outcome, outcome_of
@@ -147,6 +147,19 @@ class Admission:
         """Whether a 429 for this request only cost it its turn (the controller's verdict)."""
         with self._lock:
             return self.controller.lost_turn(permit, self.clock())
+
+    def busy(self) -> bool:
+        """Whether other requests of the pool are in flight or waiting for their turn."""
+        with self._lock:
+            return self._in_flight > 0 or bool(self._queue)
+
+    def starved_for(self) -> float | None:
+        """Seconds since the gateway last served the pool's requests, while it serves none
+        (`starved.py`); None while it serves them."""
+        with self._lock:
+            now = self.clock()
+            since = self.controller.starved_since(now)
+            return None if since is None else now - since
 
     # -- under the lock -----------------------------------------------------------------------
 
@@ -296,25 +309,27 @@ class AdmittedCall:
         self._budget = budget
         self._ticket = ticket
         self._permit: Permit | None = None  # of its last attempt
-        self._free_requeues = 0
         self._crowded = False  # an attempt of this call went with others of the pool
+        self._first_lost_turn: float | None = None
 
     def requeues(self, failure: Failure) -> bool:
         """Whether this failed attempt goes back to its place in the queue without spending a
-        retry: a 429 that only cost the call its turn (`Controller.lost_turn`), for a call that
-        went with others of the pool (this attempt or an earlier one: it shares the gateway's
-        rate with them), at most `max_free_requeues` times per call. A call alone spends its
-        retries (`max_retries=2`: three attempts), and `max_retries` stays a bound on what any
-        call sends, however crowded the pool."""
+        retry: a 429 (or overload) that only cost the call its turn (`Controller.lost_turn`),
+        for a call that went with others of the pool (others were in flight or waiting at the
+        send or at the refusal of this attempt or an earlier one: it shares the gateway's rate
+        with them), for at most its pool timeout after its first lost turn (`patience` without
+        one): how long it accepts to wait for a turn, whether ours or the gateway's. A call alone
+        spends its retries (`max_retries=2`: three attempts)."""
         if outcome_of(failure).kind not in ("throttled", "overloaded") or self._permit is None:
             return False
-        self._crowded = self._crowded or self._permit.crowded
-        if not self._crowded or self._free_requeues >= KNOBS.max_free_requeues:
+        self._crowded = self._crowded or self._permit.crowded or self._admission.busy()
+        if not self._crowded or not self._admission.lost_turn(self._permit):
             return False
-        if not self._admission.lost_turn(self._permit):
-            return False
-        self._free_requeues += 1
-        return True
+        now = self._admission.clock()
+        if self._first_lost_turn is None:
+            self._first_lost_turn = now
+        patience = KNOBS.patience if self._budget is None else self._budget
+        return now - self._first_lost_turn < patience
 
     def enter(self, sleep: Callable[[float], None]) -> Permit:
         """Wait for this call's turn (FIFO, paced, cool-down) within its pool timeout."""
@@ -391,11 +406,17 @@ class AdmittedCall:
             if not granted:
                 admission._leave(waiter)
 
-    def _timed_out(self, what: str) -> KimiTimeoutError:
-        return KimiTimeoutError(
-            f"{what} would outlast this call's pool timeout of {self._budget:g}s "
-            "(httpx.Timeout.pool); nothing was sent"
-        )
+    def _timed_out(self, what: str) -> KimiError:
+        """The error of a call whose pool timeout runs out before its turn: a timeout, or, while
+        the gateway serves none of the pool's requests, the rate limit that keeps it waiting."""
+        budget = f"pool timeout of {self._budget:g}s (httpx.Timeout.pool)"
+        starved_for = self._admission.starved_for()
+        if starved_for is not None:
+            return KimiRateLimitError(
+                f"the gateway has answered every request of this pool with 429 for "
+                f"{starved_for:.0f}s, admitting none; this call's turn would outlast its {budget}"
+            )
+        return KimiTimeoutError(f"{what} would outlast this call's {budget}; nothing was sent")
 
 
 def _earliest(first: float | None, second: float | None) -> float | None:

@@ -1,22 +1,26 @@
 """The controller interface between admission and the rate policy, and the two shipped policies.
 
-Admission (`admission.py`) asks a `Controller` five things, under its lock, with its clock: how
+Admission (`admission.py`) tells and asks a `Controller`, under its lock, with its clock: how
 long the head of the queue waits before it may go (`delay`), how many requests may be in flight
-(`limit`), that a request went (`sent`), how it ended (`record`), and whether a 429 only cost
-the request its turn (`lost_turn`: the call goes back to its place without spending a retry).
+(`limit`), that a request went (`sent`), how it ended (`record`), whether a 429 only cost the
+request its turn (`lost_turn`: the call goes back to its place without spending a retry), and
+since when the gateway has admitted none of the pool's requests (`starved_since`: a call whose
+pool timeout runs out then fails with the rate limit, not a timeout).
 Its parts are controllers of their own kind, sans-I/O, each with one job: `slow_start` (sends
 spread until the gateway has had a chance to refuse them), `pacer` (a token bucket at the
-admitted rate from the first 429 on), `in_flight` (a cap on the requests in flight where the
-429s show a concurrency limit), `cool_down` (every call held back until a pause the gateway
-asked for has passed).
+admitted rate from the first 429 to a request sent with others on), `in_flight` (a cap on the
+requests in flight where the 429s show a concurrency limit), `starved` (one probe at a time
+while the gateway admits none of the pool's requests), `cool_down` (every call held back until a
+pause the gateway asked for has passed).
 
-- `Paced` (the default, `adaptive_concurrency=True`): the slow start until the first 429, the
-  pacer from then on until it heals, and the in-flight cap where the 429s come only above one
+- `Paced` (the default, `adaptive_concurrency=True`): the slow start until the first 429 to a
+  request sent with others (a lone call's 429 is that call's own to wait), the pacer from then
+  on until it heals, and the in-flight cap where the 429s come only above one
   count (the 429s it explains stop the pacer instead of slowing it); a 429 or an overload
-  (503, 529) while the gateway serves the pool, or to a crowded request while the pool starts,
-  is a lost turn. An overload holds back only the call it refused (its `Retry-After`): a busy
-  gateway that still answers most calls must not stop the others (issue 29: 30 % of 503s held
-  the whole pool, 2.5-2.8x).
+  (503, 529) while the gateway serves the pool, while the pool starts or while it is starved
+  is a lost turn (whether the call went with others is admission's to say). An overload holds
+  back only the call it refused (its `Retry-After`): a busy gateway that still answers most
+  calls must not stop the others (issue 29: 30 % of 503s held the whole pool, 2.5-2.8x).
 - `Unpaced` (`adaptive_concurrency=False`): no pacing; a 429, or a 503 / 529 with
   `Retry-After`, holds every call back for the asked time (`default_cool_down` when a 429 names
   none); every refusal spends a retry.
@@ -34,6 +38,7 @@ from langchain_kimi._http.limits.in_flight import InFlightCap
 from langchain_kimi._http.limits.outcome import Outcome, Request
 from langchain_kimi._http.limits.pacer import Pacer
 from langchain_kimi._http.limits.slow_start import SlowStart
+from langchain_kimi._http.limits.starved import Starved
 
 
 class Controller(Protocol):
@@ -67,6 +72,11 @@ class Controller(Protocol):
         """Whether the gateway admitted a request lately (`knobs.serving_window`)."""
         ...
 
+    def starved_since(self, now: float) -> float | None:
+        """Since when the gateway serves none of the pool's requests (`starved.py`; None: it
+        serves them)."""
+        ...
+
 
 class Paced:
     """The shipped policy: slow start, then the pacer from the first 429."""
@@ -75,10 +85,12 @@ class Paced:
         self.slow_start = SlowStart(max_window=max_window)
         self.pacer = Pacer()
         self.in_flight = InFlightCap()
+        self.starved = Starved()
 
     def delay(self, now: float) -> float:
         turn = self.pacer.delay(now)  # first: it may heal to inert as of `now`
-        return turn if self.pacer.rate is not None else self.slow_start.delay(now)
+        turn = turn if self.pacer.rate is not None else self.slow_start.delay(now)
+        return turn if self.starved_since(now) is None else max(turn, self.starved.delay(now))
 
     def sent(self, request: Request, now: float) -> None:
         self.slow_start.sent(request, now)
@@ -88,19 +100,28 @@ class Paced:
     def record(self, request: Request, outcome: Outcome | None, now: float) -> None:
         self.slow_start.record(request, outcome, now)
         if outcome is not None and outcome.kind == "throttled":
+            if not self.slow_start.admitted_recently(now) and not self.slow_start.starting(now):
+                self.starved.refused(request.sent_at, now)  # none of the pool's is admitted
             if self.in_flight.refused(request, now):
                 self.pacer.stop()  # the cap's 429s: the rate is not what limits
             else:
-                self.pacer.throttled(request.sent_at, now)
+                self.pacer.throttled(request.sent_at, now, alone=not request.crowded)
 
     def lost_turn(self, request: Request, now: float) -> bool:
-        return self.slow_start.lost_turn(request, now)
+        starved = self.starved_since(now) is not None
+        return starved or self.slow_start.lost_turn(request, now)
+
+    def starved_since(self, now: float) -> float | None:
+        if self.starved.since is not None and self.slow_start.admitted_recently(now):
+            self.starved.served()  # admitted, e.g. a probe held past the horizon
+        return self.starved.since
 
     def rate(self, now: float) -> float | None:
         return self.pacer.current(now)
 
     def limit(self, now: float) -> int | None:
-        return self.in_flight.limit(now)
+        starved = self.starved_since(now) is not None
+        return self.starved.limit() if starved else self.in_flight.limit(now)
 
     def serving(self, now: float) -> bool:
         return self.slow_start.admitted_recently(now)
@@ -126,6 +147,9 @@ class Unpaced:
 
     def lost_turn(self, request: Request, now: float) -> bool:
         return False
+
+    def starved_since(self, now: float) -> float | None:
+        return None
 
     def rate(self, now: float) -> float | None:
         return None

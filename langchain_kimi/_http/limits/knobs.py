@@ -31,8 +31,12 @@ class Knobs:
     retry_after_cap: float = _knob(
         60.0, "s", "retry", "longest server-requested wait of a call without a pool timeout"
     )
-    max_free_requeues: int = _knob(
-        30, "re-queues", "retry", "free re-queues of one crowded call; later 429s spend retries"
+    patience: float = _knob(
+        900.0,
+        "s",
+        "retry",
+        "longest a crowded call without a pool timeout loses turns to 429s before they spend"
+        " retries",
     )
     # -- cool_down.py
     default_cool_down: float = _knob(
@@ -83,6 +87,13 @@ class Knobs:
     idle: float = _knob(
         30.0, "s", "slow start", "time without a send after which a pool starts afresh"
     )
+    # -- starved.py: a pool the gateway serves no more
+    starved_probe: float = _knob(
+        0.5, "s", "starved", "wait after a starved pool's first 429 before its next probe"
+    )
+    starved_probe_cap: float = _knob(
+        4.0, "s", "starved", "longest wait between a starved pool's probes (it doubles)"
+    )
     # -- pacer.py: from the first 429 on
     step: float = _knob(0.25, "s", "pacer", "shortest measuring step")
     step_sends: int = _knob(4, "sends", "pacer", "fewest sends a throttled step measures")
@@ -121,7 +132,7 @@ class Knobs:
         "the past whose admitted sends make the first rate; a throttled step measures at least it",
     )
     first_rate: float = _knob(
-        1.0, "requests/s", "pacer", "least first rate (one 429 alone says little)"
+        1.0, "requests/s", "pacer", "least first rate (a first wave that got little through)"
     )
     client_burst: float = _knob(
         0.0625,

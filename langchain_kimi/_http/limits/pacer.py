@@ -2,8 +2,10 @@
 
 A part of the controller (`controller.py`). Sans-I/O: plain arithmetic on the times it is given
 (admission holds the lock and the clock). Inert (no pacing, full speed; `slow_start` bounds a
-first burst) until the gateway first answers 429. From then on a client-side token bucket paces
-the sends at `rate`, and the rate is re-measured step by step:
+first burst) until the gateway first answers 429 to a request sent with others: a lone call's
+429 says nothing of the rate, and that call waits what the gateway asked, or its backoff, as the
+peers' SDKs do (`retry`). From then on a client-side token bucket paces the sends at `rate`, and
+the rate is re-measured step by step:
 
 - **Start.** At the first 429 the rate is what the gateway admitted over the last
   `lookback` (sends not answered 429; those still in flight count as admitted: a 429
@@ -86,12 +88,17 @@ class Pacer:
         self._tokens -= 1.0
         self._step_sent += 1
 
-    def throttled(self, sent_at: float, now: float) -> None:
-        """A request sent at `sent_at` was answered 429."""
+    def throttled(self, sent_at: float, now: float, *, alone: bool = False) -> None:
+        """A request sent at `sent_at` was answered 429; `alone`: no other request of the pool
+        was in flight or waiting at its send."""
         self._advance(now)
+        self._refused.append(sent_at)
+        if alone and self.rate is None:
+            # A lone call's 429 starts no pacing: that call waits what the gateway asked, or
+            # its backoff, as the peers' SDKs do; a paced turn would come on top of it.
+            return
         self._last_throttled = now
         self._lag = max(self._lag, now - sent_at)
-        self._refused.append(sent_at)
         self._forget(now)
         if self.rate is None or (self._first_step and sent_at <= self._step_start):
             self._first_estimate(now)
@@ -137,7 +144,7 @@ class Pacer:
             self._episode_start = now
         sent, refused = self._counts(now - KNOBS.lookback, now)
         admitted = sent - refused
-        # One 429 alone (a lone call) says little: start at `first_rate` at least.
+        # A first wave that got little through says little of the rate: `first_rate` at least.
         self.rate = max(KNOBS.first_rate, admitted / KNOBS.lookback)
 
     def _advance(self, now: float) -> None:

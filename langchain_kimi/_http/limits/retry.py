@@ -87,7 +87,8 @@ class RetryPlan:
             return 0.0 if throttled else backoff_delay(0, jitter=self._jitter)
         if self._attempt < self._max_retries:
             self._attempt += 1
-            if failure.retry_after is None:
+            # No wait named, or "now" (0): the backoff, as the openai and anthropic SDKs do.
+            if not failure.retry_after:
                 delay: float | KimiError = backoff_delay(self._attempt - 1, jitter=self._jitter)
             else:
                 delay = self._servers_wait(failure, failure.retry_after)

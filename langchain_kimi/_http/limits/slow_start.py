@@ -25,8 +25,8 @@ gateway's bucket before the first 429 was seen, 150 of them refused.
 
 `admitted_recently` says whether the gateway admitted a request of this pool within
 `serving_window` (answered it, or held it past the horizon), `starting` whether a request left
-within that time of the pool's start: in either case a 429 to a request sent with others only
-cost the call its turn (`lost_turn`, asked by `admission.AdmittedCall.requeues`).
+within that time of the pool's start: in either case a 429 only cost the call its turn
+(`lost_turn`; `admission.AdmittedCall.requeues` asks it for a call that went with others).
 """
 
 from __future__ import annotations
@@ -112,12 +112,12 @@ class SlowStart:
 
     def lost_turn(self, request: Request, now: float) -> bool:
         """Whether a 429 for `request` only cost it its turn: the gateway serves the pool, or the
-        request went with others while the pool was starting (other processes sharing the key
-        may hold the gateway's whole rate until the pool has its share). Whether the call went
-        with others at all is its own (`admission.AdmittedCall.requeues`)."""
+        request went while the pool was starting (other processes sharing the key may hold the
+        gateway's whole rate until the pool has its share). Whether the call went with others
+        at all is its own (`admission.AdmittedCall.requeues`)."""
         if self.admitted_recently(now):
             return True
-        return request.crowded and self.starting(request.sent_at)
+        return self.starting(request.sent_at)
 
     def admitted_recently(self, now: float) -> bool:
         self._age(now)

@@ -49,14 +49,16 @@ class GetWeather(BaseModel):
 
 @dataclass
 class Scenario:
-    """A gateway script, the model's fields, what the call binds and passes, and a fragment
-    the outcome must contain (so that two equal failures never pass as parity)."""
+    """A gateway script, the model's fields, what the call binds and passes, a fragment the
+    outcome must contain (so that two equal failures never pass as parity), and the waits
+    between its attempts when it is retried."""
 
     script: Callable[[FakeKimiGateway], object]
     expect: str
     fields: dict[str, Any] = field(default_factory=dict)
     bind_tools: list[Any] | None = None
     call: dict[str, Any] = field(default_factory=dict)
+    waits: list[float] = field(default_factory=list)
 
 
 SCENARIOS = {
@@ -87,12 +89,14 @@ SCENARIOS = {
         lambda gw: gw.add_error(503, "busy", retry_after=0.01).add_reply(text="Paris."),
         "Paris.",
         fields={"max_retries": 1},
+        waits=[0.01],
     ),
     "an error": Scenario(lambda gw: gw.add_error(400, "bad request body"), "bad request body"),
     "an error after a retry": Scenario(
         lambda gw: gw.add_error(429, "slow down", retry_after=0.01).add_error(401, "who?"),
         "who?",
         fields={"max_retries": 1},
+        waits=[0.01],  # the gateway's wait alone (on main 20012a2: [0.01, 0.99], a paced turn)
     ),
 }
 
@@ -208,6 +212,7 @@ def test_both_halves_give_the_same(
     outcome = _run(protocol, SCENARIOS[scenario], sync)
     sync_sleeps, clock.sleeps = clock.sleeps, []
     assert SCENARIOS[scenario].expect in json.dumps(outcome, ensure_ascii=False)
+    assert sync_sleeps == SCENARIOS[scenario].waits
     if sync != "invoke" and "raised" not in outcome:
         assert len(outcome["items"]) > 2, "a stream arrives in pieces"
         assert outcome["tokens"], "on_llm_new_token was called"

@@ -21,6 +21,7 @@ from langchain_kimi._http.limits.admission import Admission, Permit, _Waiter
 from langchain_kimi._http.limits.knobs import KNOBS
 from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
 from langchain_kimi._http.limits.pacer import Pacer
+from langchain_kimi._http.limits.retry import backoff_delay
 from langchain_kimi._http.transport import Transport, TransportConfig
 from tests.support.fake_clock import Clock, paced_pacer
 from tests.support.fake_transport import OK, Script, ok, post, scripted_transport
@@ -81,13 +82,14 @@ def rate_limited(seconds: str) -> httpx.Response:
     return failing(429, {"retry-after": seconds})
 
 
-@pytest.mark.parametrize(("adaptive", "wait"), [(True, 1.0), (False, 2.0)])
-async def test_a_429_holds_back_every_call_on_the_pool(
-    mode: str, adaptive: bool, wait: float
+@pytest.mark.parametrize(("adaptive", "waits"), [(True, []), (False, [2.0])])
+async def test_a_lone_429_holds_back_every_call_only_without_pacing(
+    mode: str, adaptive: bool, waits: list[float]
 ) -> None:
-    # Not adaptive: one shared pause of the Retry-After. Adaptive: paced, at one request per
-    # second after a lone 429 (it says nothing of the rate yet), instead of discovering the
-    # limit again at once.
+    # Not adaptive: one shared pause of the Retry-After. Adaptive: a lone call's 429 is that
+    # call's own to wait (its Retry-After, as the peers' SDKs wait it) and starts no pacing: one
+    # 429 alone says nothing of the rate (on main 20012a2 the next call was paced at 1/s: it
+    # waited 1.0 s). A crowded pool's 429s pace it: test_pacing_starts_at_a_crowded_429.
     clock = Clock()
     gateway = Gateway(clock, rate_limited("2"))
     pool = Pool(gateway, adaptive=adaptive)
@@ -96,8 +98,8 @@ async def test_a_429_holds_back_every_call_on_the_pool(
         await post(first, mode)  # no retries left: the 429 is raised, the cool-down remains
     assert clock.sleeps == []
     assert (await post(second, mode)).body == OK
-    assert clock.sleeps == [wait]
-    assert gateway.sent_at == [1000.0, 1000.0 + wait]
+    assert clock.sleeps == waits
+    assert gateway.sent_at == [1000.0, 1000.0 + sum(waits)]
 
 
 async def test_own_retry_after_is_unchanged_and_not_waited_twice(mode: str) -> None:
@@ -135,7 +137,7 @@ async def test_a_calls_own_timeout_wins_over_a_longer_cool_down(mode: str) -> No
         (529, {"retry-after": "4"}, []),
         (503, {}, []),  # an overloaded gateway that names no wait: each call backs off alone
         (500, {"retry-after": "4"}, []),
-        (429, {}, [1.0]),  # a 429 without Retry-After still paces the pool (1/s after one)
+        (429, {}, []),  # a lone call's 429: its own backoff only, no pacing (was [1.0])
     ],
 )
 async def test_which_answers_pause_the_pool(
@@ -177,19 +179,22 @@ async def test_an_exhausted_quota_neither_pauses_the_pool_nor_starts_pacing(
     assert pool.transport()._pool().admission.rate is None
 
 
-async def test_pacing_is_inert_until_the_first_429_and_can_be_turned_off(
-    mode: str,
-) -> None:
+async def test_pacing_starts_at_a_crowded_429_and_can_be_turned_off(mode: str) -> None:
     for adaptive in (True, False):
         clock = Clock()
-        pool = Pool(Gateway(clock, ok(), ok(), rate_limited("1")), adaptive=adaptive)
+        gateway = Gateway(clock, ok(), ok(), rate_limited("1"), ok(), rate_limited("1"))
+        pool = Pool(gateway, adaptive=adaptive)
         transport = pool.transport()
         admission = transport._pool().admission
         await post(transport, mode)
         await post(transport, mode)
         assert admission.rate is None  # successes alone never start limiting
-        await post(transport, mode)  # 429, then the retry succeeds
+        await post(transport, mode)  # a lone call's 429, then its retry succeeds
+        assert admission.rate is None  # one 429 alone says nothing of the rate
+        other = admission.call(30.0).enter(clock.sleep)  # another call of the pool in flight
+        await post(transport, mode)  # a crowded 429, then the retry succeeds
         assert (admission.rate is not None) is adaptive
+        other.release()
         assert admission.in_flight == 0
 
 
@@ -201,15 +206,17 @@ def test_chatkimi_passes_its_adaptive_flag_to_its_pool() -> None:
     assert on._transport()._pool() is not off._transport()._pool()
 
 
-async def test_a_429_without_retry_after_or_with_zero_is_paced_not_spun(mode: str) -> None:
-    # Issue 20: "Retry-After: 0" (or negative, or absent) is still a limit: the retries go out at
-    # the paced rate, never back to back.
+async def test_a_429_without_retry_after_or_with_zero_is_backed_off_not_spun(mode: str) -> None:
+    # Issue 20: "Retry-After: 0" (or negative, or absent) is still a limit: a lone call's
+    # retries never go back to back. They back off (0.5 s, 1 s, 2 s, jittered) as the peers'
+    # SDKs do (on main 20012a2 they waited the pacer's turns at 1/s instead).
     clock = Clock()
     gateway = Gateway(clock, rate_limited("0"), rate_limited("-3"), failing(429, {}))
     assert (await post(Pool(gateway).transport(max_retries=3), mode)).body == OK
     gaps = [b - a for a, b in zip(gateway.sent_at, gateway.sent_at[1:], strict=False)]
+    least = [backoff_delay(retry, jitter=lambda low, high: low) for retry in range(3)]
     assert len(gaps) == 3
-    assert all(gap >= 0.5 for gap in gaps)
+    assert all(gap >= shortest > 0 for gap, shortest in zip(gaps, least, strict=True))
 
 
 async def test_a_call_requeued_while_the_pool_is_served_spends_no_retry(mode: str) -> None:

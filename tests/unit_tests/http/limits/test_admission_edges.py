@@ -202,7 +202,7 @@ async def test_a_waiter_woken_twice_before_it_looks_again_is_resolved_once() -> 
     waiter._resolve()  # once more, directly: still no error
 
 
-def test_a_crowded_refusal_is_free_while_the_pool_starts_and_costs_a_retry_after() -> None:
+def test_a_refusal_while_the_pool_starts_is_a_lost_turn_and_after_it_starves_the_pool() -> None:
     admission, clock = gate(capacity=8, adaptive=True)
     first = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]
     first[0].done(Outcome("other"))  # e.g. a 500: it proves nothing, and ends nothing
@@ -216,9 +216,11 @@ def test_a_crowded_refusal_is_free_while_the_pool_starts_and_costs_a_retry_after
     early[0].done(Outcome("other"))
     clock.now += 1 / 16
     late = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]
+    assert admission.starved_for() is None
     late[1].done(Outcome("throttled", 0.0))
     assert late[1].crowded
-    assert not admission.lost_turn(late[1])  # nothing admitted since the start: retries count
+    assert admission.starved_for() == 0.0  # nothing admitted since the start: starved from now
+    assert admission.lost_turn(late[1])  # the call waits for the gateway (`starved.py`)
     late[0].release()
 
 

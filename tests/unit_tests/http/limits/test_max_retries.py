@@ -2,31 +2,38 @@
 is three attempts for a call alone, whatever the gateway said before.
 
 A free re-queue (a 429 that spends no retry) is for a call that waited behind others for its
-turn; a lone call spends its retries, and even a crowded call is re-queued free only a bounded
-number of times (`knobs.MAX_FREE_REQUEUES`). Fake clock, no waiting; the sync and async paths.
+turn; a lone call spends its retries, and even a crowded call is re-queued free only for its
+pool timeout after its first lost turn (`knobs.patience` without one). Fake clock, no waiting;
+the sync and async paths.
 """
 
 from __future__ import annotations
+
+import functools
 
 import httpx
 import pytest
 from pydantic import SecretStr
 
 from langchain_kimi._errors import KimiRateLimitError
+from langchain_kimi._http import exchange
+from langchain_kimi._http.limits.retry import RetryPlan
 from langchain_kimi._http.transport import Transport, TransportConfig
 from tests.support.fake_clock import Clock
 from tests.support.fake_transport import OK, Script, ok, post
+from tests.support.peer_retries import Jitter, peer_waits
 
 KEY = "sk-test-max-retries-0123456789"
 BASE = "https://direct.evolink.ai"
 
 
 class Gateway(Script):
-    """One served call, then 429 forever (with the given headers); counts every request."""
+    """One served call (unless not `served`), then 429 forever (with the given headers); counts
+    every request."""
 
-    def __init__(self, headers: dict[str, str]) -> None:
+    def __init__(self, headers: dict[str, str], *, served: bool = True) -> None:
         refusal = httpx.Response(429, json={"error": {"message": "slow down"}}, headers=headers)
-        super().__init__(ok(), refusal)
+        super().__init__(*([ok()] if served else []), refusal)
 
 
 def transport(gateway: Gateway, clock: Clock, max_retries: int) -> Transport:
@@ -76,24 +83,84 @@ async def test_the_lone_calls_waits_are_its_retries_backoff_or_the_gateways(mode
     assert clock.sleeps == [2.0, 2.0]  # two retries, each after the gateway's Retry-After
 
 
-def test_crowded_free_requeues_are_bounded() -> None:
-    # A call that lost its turn again and again among others spends its retries after
-    # MAX_FREE_REQUEUES free re-queues: it cannot circle the queue for ever.
+REFUSALS = {
+    "0.01 s": {"retry-after": "0.01"},
+    "0.5 s": {"retry-after": "0.5"},
+    "1 s": {"retry-after": "1"},
+    "2 s": {"retry-after": "2"},
+    "0": {"retry-after": "0"},
+    "negative": {"retry-after": "-1"},
+    "absent": {},
+    "300 ms": {"retry-after-ms": "300"},
+    "0 ms": {"retry-after-ms": "0"},
+}
+"""The 429s' headers a lone call is retried after, by how long they ask it to wait."""
+
+
+@pytest.mark.parametrize("jitter", ["none", "most"])
+@pytest.mark.parametrize("served", [False, True], ids=["fresh pool", "after a served call"])
+@pytest.mark.parametrize("headers", REFUSALS.values(), ids=REFUSALS)
+async def test_a_lone_calls_429s_wait_what_the_peers_sdks_wait(
+    mode: str,
+    headers: dict[str, str],
+    served: bool,
+    jitter: Jitter,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The gateway's wait when it names one (> 0), else the backoff (0.5 s, then 1 s), as the
+    # openai and anthropic SDKs wait. On main 20012a2 the pacer's first turn came on top: with
+    # Retry-After: 0.01 the waits were [0.01, 0.99, 0.01, 0.99, 0.99] (1 s, then 2 s), and with
+    # Retry-After: 0, [1.0, 1.0, 1.0] instead of the backoff.
+    peers = {
+        sdk: peer_waits(sdk, headers, max_retries=2, jitter=jitter, monkeypatch=monkeypatch)
+        for sdk in ("openai", "anthropic")
+    }
+    theirs = peers["openai"]
+    assert peers["anthropic"] == theirs
+    # Our jitter's draw pinned to the same end: the top of its range, or the bottom.
+    pinned = functools.partial(
+        RetryPlan, jitter=lambda low, high: high if jitter == "none" else low
+    )
+    monkeypatch.setattr(exchange, "RetryPlan", pinned)
+    clock = Clock()
+    gateway = Gateway(headers, served=served)
+    model = transport(gateway, clock, max_retries=2)
+    if served:
+        assert (await post(model, mode)).body == OK
+    clock.sleeps.clear()
+    with pytest.raises(KimiRateLimitError):
+        await post(model, mode)
+    assert clock.sleeps == pytest.approx(theirs)
+    assert len(gateway.requests) - served == 3
+
+
+@pytest.mark.parametrize("budget", [30.0, None])
+def test_a_crowded_call_loses_turns_for_at_most_its_pool_timeout_then_spends_retries(
+    budget: float | None,
+) -> None:
+    # A call that lost its turn again and again among others spends its retries once its pool
+    # timeout has passed since its first lost turn: it cannot circle the queue for ever.
     from langchain_kimi._http.limits.admission import Admission
     from langchain_kimi._http.limits.knobs import KNOBS
     from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
     from langchain_kimi._http.limits.retry import Failure
 
+    patience = KNOBS.patience if budget is None else budget
     clock = Clock()
     admission = Admission(8, adaptive=True, clock=clock)
     admission.call(30.0).enter(clock.sleep).done(ANSWERED)  # the gateway serves the pool
     holder = admission.call(30.0).enter(clock.sleep)  # another call in flight: crowded
-    call = admission.call(30.0)
+    call = admission.call(budget)
     refused = Failure(KimiRateLimitError("slow down", status_code=429), True, False, 0.0)
     free: list[bool] = []
-    for _ in range(KNOBS.max_free_requeues + 2):
+    refused_at: list[float] = []
+    for _ in range(12):
         call.enter(clock.sleep).done(Outcome("throttled", 0.0))
+        refused_at.append(clock.now)
         free.append(call.requeues(refused))
         admission.call(30.0).enter(clock.sleep).done(ANSWERED)  # still serving the pool
+        clock.now += patience / 8
     holder.release()
-    assert free == [True] * KNOBS.max_free_requeues + [False, False]
+    assert free == [at - refused_at[0] < patience for at in refused_at]
+    assert free[0]
+    assert not free[-1]

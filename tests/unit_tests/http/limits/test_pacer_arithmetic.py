@@ -218,6 +218,42 @@ def test_an_inert_pacer_never_holds_a_send_back() -> None:
     assert pacer.delay(0.0) == 0.0
 
 
+def test_a_lone_429_starts_no_pacing() -> None:
+    # A call alone on the pool refused says nothing of the rate (issue 29): it waits what the
+    # gateway asked, or its backoff, as the peers' SDKs do, and no paced turn comes on top.
+    pacer = Pacer()
+    pacer.sent(0.0)
+    pacer.throttled(sent_at=0.0, now=0.0, alone=True)
+    assert pacer.rate is None
+    pacer.sent(0.0)  # its retry, at once
+    assert pacer.delay(0.0) == 0.0
+
+
+def test_a_lone_429_still_counts_as_refused_when_a_crowded_wave_starts_pacing() -> None:
+    # Five sends in the last second, the lone one at 0.0 refused and the one at 0.5: 3/s
+    # admitted (4/s if the lone refusal were taken for an admitted send).
+    pacer = Pacer()
+    pacer.sent(0.0)
+    pacer.throttled(sent_at=0.0, now=0.0, alone=True)
+    for k in range(1, 5):
+        pacer.sent(k / 8)
+    pacer.throttled(sent_at=0.5, now=0.5)
+    assert pacer.rate == 3.0
+
+
+def test_while_pacing_a_lone_429_counts_as_any_other() -> None:
+    # The pool is paced because the gateway limits it: a call alone meets that limit too.
+    rates = []
+    for alone in (False, True):
+        pacer = paced_pacer(8.0)  # its step starts at 2.0
+        for k in range(4):
+            pacer.sent(2.0 + k / 32)
+        pacer.throttled(sent_at=2.0, now=2.125, alone=alone)
+        pacer.throttled(sent_at=2.0 + 1 / 32, now=2.125, alone=alone)
+        rates.append(pacer.current(2.25))
+    assert rates == [pytest.approx(KNOBS.margin * 2 / 0.25)] * 2
+
+
 def test_a_429_arriving_after_pacing_healed_starts_a_new_episode() -> None:
     # A slow refusal: the request went out at 2.5 while paced at 10/s, its 429 comes back after
     # KNOBS.heal seconds without another 429 or a waiting call. Pacing had switched off meanwhile (nobody

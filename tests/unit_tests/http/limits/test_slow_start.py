@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import pytest
 
+from langchain_kimi._errors import KimiRateLimitError
 from langchain_kimi._http.limits.admission import Admission, _Waiter
 from langchain_kimi._http.limits.knobs import KNOBS
 from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
+from langchain_kimi._http.limits.retry import Failure
 from langchain_kimi._http.limits.slow_start import SlowStart
 from tests.support.fake_clock import Clock
+
+REFUSED = Failure(KimiRateLimitError("slow down", status_code=429), True, False, 0.0)
 
 
 def send(start: SlowStart, now: float) -> object:
@@ -127,20 +131,15 @@ def test_a_lone_call_refused_spends_a_retry_a_starting_crowded_pool_does_not() -
     permit = lone.enter(clock.sleep)
     assert not permit.crowded  # nothing else in flight, nobody waiting
     permit.done(Outcome("throttled", 0.0))
-    assert not gate.lost_turn(permit)
+    assert not lone.requeues(REFUSED)  # a call alone spends its retries, even while starting
 
     clock.now += KNOBS.idle + 1
-    permits = [gate.call(30.0).enter(clock.sleep) for _ in range(3)]
+    calls = [gate.call(30.0) for _ in range(3)]
+    permits = [call.enter(clock.sleep) for call in calls]
     assert [p.crowded for p in permits] == [False, True, True]
     for p in permits:
         p.done(Outcome("throttled", 0.0))
-    assert gate.lost_turn(permits[1])  # sent with others while the pool was starting
-    clock.now += KNOBS.serving_window
-    later = [gate.call(30.0).enter(clock.sleep) for _ in range(2)]
-    for p in later:
-        p.done(Outcome("throttled", 0.0))
-    assert later[1].crowded
-    assert not gate.lost_turn(later[1])  # nothing admitted since the start: the gateway refuses
+    assert calls[1].requeues(REFUSED)  # sent with others while the pool was starting
 
 
 def test_a_call_sent_with_others_waiting_behind_it_is_crowded() -> None:
@@ -161,15 +160,19 @@ def test_a_call_sent_with_others_waiting_behind_it_is_crowded() -> None:
     granted.value.value.release()
 
 
-def test_a_429_while_the_gateway_answers_the_pool_is_a_lost_turn() -> None:
+def test_a_429_while_the_gateway_answers_the_pool_is_a_lost_turn_an_overload_after_it_not() -> None:
     clock = Clock()
     gate = Admission(8, adaptive=True, clock=clock)
-    gate.call(30.0).enter(clock.sleep).done(ANSWERED)
+    gate.call(30.0).enter(clock.sleep).done(ANSWERED)  # the pool starts, and is served
+    clock.now += KNOBS.serving_window - 1 / 16
     permit = gate.call(30.0).enter(clock.sleep)
     permit.done(Outcome("throttled", 0.0))
-    assert gate.lost_turn(permit)
-    clock.now += KNOBS.serving_window
-    assert not gate.lost_turn(permit)
+    assert gate.lost_turn(permit)  # served (and no longer starting)
+    assert gate.starved_for() is None
+    clock.now += 1 / 16
+    busy = gate.call(30.0).enter(clock.sleep)
+    busy.done(Outcome("overloaded", None))
+    assert not gate.lost_turn(busy)  # neither served, nor starting, nor starved
 
 
 def test_a_full_pool_of_slow_answers_grows_before_the_first_answer_returns() -> None:

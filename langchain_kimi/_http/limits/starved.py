@@ -1,0 +1,60 @@
+"""A pool the gateway has stopped serving sends one probe at a time, further and further apart,
+while its calls wait in the queue for the gateway to let one through.
+
+A part of the controller (`controller.py`), sans-I/O. A pool is *starved* from a 429 that came
+when the gateway had admitted none of its requests within `serving_window` and the pool was no
+longer starting (`slow_start.admitted_recently`, `slow_start.starting`), until the gateway admits
+one of its requests again. Several processes sharing a key behind a small concurrency limit do
+this to each other: a process whose requests hold the limit's slots takes each slot back with its
+next request the moment an answer frees it, so another process may see nothing but 429s for as
+long as the others have calls to send (issue 29: 16 processes behind a limit of 20 kept one out
+for up to 32 s; 4 behind 10 kept one out from its start for over 20 s). No process can tell that
+from a key refused for good, and no count of retries fits every crowd; so a starved pool waits,
+cheaply:
+
+- one request in flight at a time (`limit`), the next one `starved_probe` after the last 429,
+  then twice as long after each further 429, up to `starved_probe_cap` (a slot freed for good is
+  found within that);
+- a 429 to a call that went with others costs it its turn, not a retry (`Paced.lost_turn`); a
+  call alone still spends its retries, and every call still waits at most its pool timeout for
+  its turn (`admission`), so a key refused for good fails every call within that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from langchain_kimi._http.limits.knobs import KNOBS
+
+
+@dataclass
+class Starved:
+    """Since when the pool is starved (None: it is not), and when its next probe may go."""
+
+    since: float | None = None
+    _interval: float = field(default=0.0, repr=False)
+    _next_probe: float = field(default=float("-inf"), repr=False)
+
+    def refused(self, sent_at: float, now: float) -> None:
+        """A 429 came, to a request sent at `sent_at`, while the gateway served none of the
+        pool's requests. Each probe refused doubles the wait (not each 429 of the wave that was
+        already out when the starvation began)."""
+        if self.since is None:
+            self.since = now
+            self._interval = KNOBS.starved_probe
+        elif sent_at > self.since:
+            self._interval = min(KNOBS.starved_probe_cap, 2.0 * self._interval)
+        self._next_probe = now + self._interval
+
+    def served(self) -> None:
+        """The gateway admitted a request of the pool: it is served again."""
+        self.since = None
+        self._next_probe = float("-inf")
+
+    def delay(self, now: float) -> float:
+        """Seconds until the next probe may go (0: now, or not starved)."""
+        return max(0.0, self._next_probe - now)
+
+    def limit(self) -> int | None:
+        """One request in flight while starved; None: no limit of its own."""
+        return None if self.since is None else 1

@@ -1,0 +1,198 @@
+"""A pool the gateway serves no more (`langchain_kimi._http.limits.starved`): one probe at a time,
+further and further apart, its crowded calls waiting instead of spending retries, and a clear
+error when a call's pool timeout runs out meanwhile.
+
+Issue 29: processes sharing a key behind a small concurrency limit keep each other out, one of
+them for 20-30 s (simulated); when only the serving window (10 s) decided, those processes lost
+calls ("gave up after 2 retries"): 39 of 1,600 for 16 processes behind 20, 70 for 4 behind 10.
+A fake clock; nothing sleeps.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from langchain_kimi._errors import KimiRateLimitError, KimiTimeoutError
+from langchain_kimi._http.limits.admission import Admission, Permit, _Wait, _Waiter
+from langchain_kimi._http.limits.knobs import KNOBS
+from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
+from langchain_kimi._http.limits.retry import Failure
+from langchain_kimi._http.limits.starved import Starved
+from tests.support.fake_clock import Clock
+
+THROTTLED = Outcome("throttled", 0.0)
+REFUSED = Failure(KimiRateLimitError("slow down", status_code=429), True, False, 0.0)
+
+
+# -- the part alone --------------------------------------------------------------------------
+
+
+def test_probes_wait_longer_after_each_429_up_to_the_cap() -> None:
+    starved = Starved()
+    assert starved.since is None
+    assert starved.limit() is None
+    waits = []
+    for at in (10.0, 20.0, 30.0, 40.0, 50.0, 60.0):
+        starved.refused(at - 1 / 64, at)  # a probe sent after the starvation began
+        waits.append(starved.delay(at))
+    assert starved.since == 10.0  # the first 429 of the starvation
+    assert starved.limit() == 1
+    first, cap = KNOBS.starved_probe, KNOBS.starved_probe_cap
+    expected = [min(cap, first * 2**n) for n in range(6)]
+    assert waits == expected
+    assert expected[-1] == cap > expected[0]  # it doubled up to the cap
+    assert starved.delay(60.0 + cap / 2) == cap / 2
+    assert starved.delay(60.0 + cap) == 0.0
+
+
+def test_the_429s_of_the_wave_already_out_do_not_double_the_wait() -> None:
+    starved = Starved()
+    for _ in range(3):
+        starved.refused(sent_at=4.0, now=5.0)  # sent before the starvation began
+    assert starved.since == 5.0
+    assert starved.delay(5.0) == KNOBS.starved_probe
+    starved.refused(sent_at=5.5, now=6.0)  # a probe: sent once it had begun
+    assert starved.delay(6.0) == 2 * KNOBS.starved_probe
+
+
+def test_an_admission_ends_the_starvation_and_the_next_one_starts_afresh() -> None:
+    starved = Starved()
+    for at in (1.0, 2.0, 3.0):
+        starved.refused(at, at)
+    starved.served()
+    assert starved.since is None
+    assert starved.limit() is None
+    assert starved.delay(3.0) == 0.0
+    starved.refused(9.0, 9.0)
+    assert starved.since == 9.0
+    assert starved.delay(9.0) == KNOBS.starved_probe  # the backoff starts over
+
+
+# -- through Admission -----------------------------------------------------------------------
+
+
+def starved_pool(capacity: int = 8) -> tuple[Admission, Clock]:
+    """A pool past its start, nothing admitted, just refused: starved from `clock.now`."""
+    clock = Clock()
+    gate = Admission(capacity, adaptive=True, clock=clock)
+    gate.call(30.0).enter(clock.sleep).done(Outcome("other"))  # its start: proves nothing
+    clock.now += KNOBS.serving_window
+    permits = [gate.call(30.0).enter(clock.sleep) for _ in range(min(2, capacity))]
+    for permit in permits:
+        permit.done(THROTTLED)
+    assert gate.starved_for() == 0.0
+    return gate, clock
+
+
+def grant(gate: Admission, call_budget: float = 30.0) -> Permit | _Wait:
+    """One call's first step: its permit, or how it waits."""
+    call = gate.call(call_budget)
+    turns = call._turns(_Waiter(call._ticket, None))
+    try:
+        step = next(turns)
+    except StopIteration as granted:
+        permit: Permit = granted.value
+        return permit
+    turns.close()
+    return step
+
+
+def test_a_starved_pool_sends_one_probe_at_a_time_spaced_by_the_backoff() -> None:
+    gate, clock = starved_pool()
+    assert gate.controller.limit(clock.now) == 1
+    start = clock.now
+    probe = gate.call(30.0).enter(clock.sleep)
+    assert clock.now - start >= KNOBS.starved_probe  # the next probe's time (or the pace's)
+    assert not grant(gate).timed  # one in flight: the next waits to be woken (or its timeout)
+    probe.done(THROTTLED)
+    assert gate.controller.starved.delay(clock.now) == 2 * KNOBS.starved_probe
+    wait = grant(gate)
+    assert isinstance(wait, _Wait)
+    assert wait.timed
+    assert wait.seconds is not None
+    assert wait.seconds >= 2 * KNOBS.starved_probe
+    assert gate.starved_for() == clock.now - start
+
+
+def test_an_answer_ends_the_starvation_and_the_pool_sends_at_its_pace_again() -> None:
+    gate, clock = starved_pool()
+    probe = gate.call(30.0).enter(clock.sleep)
+    probe.done(ANSWERED)
+    assert gate.starved_for() is None
+    assert gate.controller.limit(clock.now) is None
+    assert gate.controller.starved.delay(clock.now) == 0.0
+
+
+def test_a_probe_held_past_the_horizon_ends_the_starvation_before_its_answer() -> None:
+    gate, clock = starved_pool()
+    probe = gate.call(30.0).enter(clock.sleep)
+    clock.now += gate.controller.slow_start.horizon + 1 / 64  # not refused in time: admitted
+    assert gate.starved_for() is None
+    assert gate.controller.limit(clock.now) is None
+    probe.release()
+
+
+def test_a_crowded_call_in_a_starved_pool_loses_its_turn_a_lone_one_spends_a_retry() -> None:
+    gate, clock = starved_pool()
+    crowded = gate.call(30.0)
+    permit = crowded.enter(clock.sleep)
+    waiting = gate.call(30.0)._turns(_Waiter(99, None))
+    next(waiting)  # another call waits behind it
+    permit.done(THROTTLED)
+    assert crowded.requeues(REFUSED)
+    waiting.close()
+
+    lone = gate.call(30.0)
+    alone = lone.enter(clock.sleep)
+    assert not alone.crowded
+    alone.done(THROTTLED)
+    assert gate.starved_for() is not None
+    assert not lone.requeues(REFUSED)  # `max_retries` as the peers' users read it
+
+
+def test_a_call_whose_attempt_went_alone_is_crowded_when_others_are_in_flight_at_its_429() -> None:
+    # The others slept their own Retry-After, out of the queue, when it was sent; 8 processes
+    # behind a limit of 3 lost such calls.
+    clock = Clock()
+    gate = Admission(8, adaptive=True, clock=clock)
+    call = gate.call(30.0)
+    permit = call.enter(clock.sleep)
+    assert not permit.crowded
+    other = gate.call(30.0).enter(clock.sleep)  # granted before the 429 came back
+    permit.done(THROTTLED)
+    assert call.requeues(REFUSED)  # the pool is starting, and the call went with others
+    other.release()
+
+
+async def test_a_call_whose_pool_timeout_runs_out_for_its_probe_fails_with_the_rate_limit() -> None:
+    gate, clock = starved_pool()
+    budget = KNOBS.starved_probe / 4  # shorter than the next probe's wait
+    with pytest.raises(KimiRateLimitError, match=r"answered every request of this pool with 429 "):
+        gate.call(budget).enter(clock.sleep)
+    with pytest.raises(KimiRateLimitError, match=r"for 0s, admitting none; .* timeout of 0.125s"):
+        await gate.call(budget).aenter(clock.async_sleep)
+    assert gate.queued == 0
+
+
+async def test_a_call_whose_pool_timeout_runs_out_behind_the_probe_fails_with_the_rate_limit() -> (
+    None
+):
+    gate, clock = starved_pool()
+    clock.now += 12.0
+    probe = gate.call(30.0).enter(clock.sleep)
+    with pytest.raises(KimiRateLimitError, match=r"429 for 12s, admitting none"):
+        gate.call(0.0).enter(clock.sleep)
+    with pytest.raises(KimiRateLimitError, match=r"429 for 12s, admitting none"):
+        await gate.call(0.0).aenter(clock.async_sleep)
+    assert gate.queued == 0
+    probe.release()
+
+
+def test_a_pool_served_again_times_out_as_before() -> None:
+    gate, clock = starved_pool(capacity=1)
+    clock.now += KNOBS.starved_probe
+    probe = gate.call(30.0).enter(clock.sleep)
+    probe.done(ANSWERED, keep=True)  # answered, its stream still open: the one slot is held
+    with pytest.raises(KimiTimeoutError, match="free connection"):
+        gate.call(0.0).enter(clock.sleep)
+    probe.release()
