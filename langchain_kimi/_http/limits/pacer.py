@@ -16,10 +16,11 @@ the rate is re-measured step by step:
   which a request sent at the current rate met a 429 sets the rate to what the gateway admitted
   during the step (the sends minus their 429s, per second), times `margin`, but never below
   `min_cut` of the rate: a token-bucket gateway whose bucket is empty admits exactly its rate,
-  so one step measures it, whatever its burst or `Retry-After`. What the gateway admitted over
-  the last `lookback` of the episode counts when it is more: a window per second, its count
-  spent, refuses the rest of its second, and a step in it admitted nothing (issue 29: windows
-  1.39-1.52x ideal with the step alone). Once a 429 has taken
+  so one step measures it, whatever its burst or `Retry-After` (the first step, if the gateway
+  refused most of its sends, however far below: the first rate counted the burst). What the
+  gateway admitted over the last `lookback` of the episode counts when it is more: a window
+  per second, its count spent, refuses the rest of its second, and a step in it admitted
+  nothing (issue 29: windows 1.39-1.52x ideal with the step alone). Once a 429 has taken
   `slow_refusal` or longer to come back, a step counts its sends one such refusal back (the 429s
   of the last ones are still out): 429s taking 2 s had the pacer read every step as admitted
   (issue 29: 2.25x ideal in the simulation, 1.34-1.49x since).
@@ -28,7 +29,10 @@ the rate is re-measured step by step:
   than `max_probe` of the rate: tripling it), so a gateway whose limit rose, or a share another
   process gave up, is found within a few steps. The raises are the same number of requests/s
   for every pool: pools of several processes behind one key drift toward equal shares, as TCP
-  flows sharing a link do.
+  flows sharing a link do. A 429 that comes back after its step closed clean, to a send of the
+  step that last raised the rate, takes that raise back: the step was judged before its last
+  sends' 429s were in (429s taking 50-200 ms, 16 seeds: 1.11-1.22 requests per answer, 1.10-1.15
+  since).
 - **Healing.** `heal` seconds with neither a 429 nor a call waiting for its turn: inert again;
   at once when the 429s turn out to be a concurrency limit's (`in_flight`: `stop`).
 
@@ -68,6 +72,8 @@ class Pacer:
     _measured: bool = field(default=False, repr=False)  # a throttled step measured the gateway
     _sends: deque[float] = field(default_factory=deque, repr=False)  # the recent sends
     _refused: deque[float] = field(default_factory=deque, repr=False)  # their 429s' send times
+    _raised_from: float | None = field(default=None, repr=False)  # the rate before the last raise
+    _raised_step: float = field(default=0.0, repr=False)  # when the step that raised it began
 
     # -- what happened -------------------------------------------------------------------------
 
@@ -100,6 +106,8 @@ class Pacer:
         if sent_at >= self._step_start:
             self._step_throttled += 1
             self._tokens = min(self._tokens, 0.0)  # the gateway's bucket is empty now
+        elif self._raised_from is not None and sent_at >= self._raised_step:
+            self._take_back_raise(self._raised_from)
 
     def delay(self, now: float) -> float:
         """Seconds until the next send may go (0: now). Claims nothing: `sent` takes the turn."""
@@ -163,15 +171,15 @@ class Pacer:
                 measured = KNOBS.margin * admitted / span
             else:  # a window per second whose count is spent, or a small share: look back
                 measured = min(self.rate, KNOBS.margin * self._admitted(now))
-            # A pool sharing the key with others measures its share, and a small share is a
-            # few sends (or none admitted): one step never cuts the rate by more than half.
-            self.rate = max(KNOBS.min_rate, measured, self.rate * KNOBS.min_cut)
+            self.rate = max(KNOBS.min_rate, measured, self._least_cut(admitted, step_throttled))
+            self._raised_from = None  # measured since: nothing left to take back
             self._measured = True
             self._clean_steps = 0
         elif self._waited_until > self._step_start and step_sent + 1 >= self._used(span):
             # The pace held calls back and was used (but for one send: a slow pace may fit
             # none in a step): probe upward. A pace nobody used, e.g. while the calls sleep
             # their own back-off, proves nothing about the gateway.
+            self._raised_from, self._raised_step = self.rate, self._step_start
             if self._measured:
                 self.rate += min(
                     self.rate * KNOBS.max_probe, KNOBS.probe * KNOBS.probe_growth**self._clean_steps
@@ -182,6 +190,18 @@ class Pacer:
         self._end_first_step()
         self._step_start = now
         self._step_sent = self._step_throttled = 0
+
+    def _least_cut(self, admitted: int, refused: int) -> float:
+        """The lowest rate a throttled step may set. A pool sharing the key with others measures
+        its share, and a small share is a few sends (or none admitted): one step never cuts the
+        rate by more than half (`min_cut`). Except the first step, when the gateway refused most
+        of its sends and admitted at least `step_sends`: the first rate counted the burst the
+        gateway had saved, not its rate (a 4 s burst read as 5x the rate, and halving step by
+        step sent 20 more requests into an empty bucket)."""
+        assert self.rate is not None
+        if self._first_step and refused > admitted >= KNOBS.step_sends:
+            return KNOBS.min_rate
+        return self.rate * KNOBS.min_cut
 
     def _admitted(self, now: float) -> float:
         """Requests/s the gateway admitted over the last `lookback` (the step, if longer) of
@@ -198,6 +218,15 @@ class Pacer:
         """The sends a step of `span` seconds must make for its pace to count as used."""
         assert self.rate is not None
         return KNOBS.used * self.rate * span
+
+    def _take_back_raise(self, raised_from: float) -> None:
+        """A 429 to a send of the step that last raised the rate came back after that step had
+        closed clean: the raise was judged too early (its last sends' 429s were still out), so
+        the rate goes back to what it was, and the next raise starts again at `probe`."""
+        assert self.rate is not None
+        self.rate = min(self.rate, raised_from)
+        self._raised_from = None
+        self._clean_steps = 0
 
     def _end_first_step(self) -> None:
         self._first_step = False

@@ -84,6 +84,49 @@ def test_a_throttled_step_keeps_at_least_half_the_rate() -> None:
     assert pacer.current(2.25) == pytest.approx(20.0)
 
 
+def _first_step_after_a_saved_burst(admitted: int, refused: int) -> Pacer:
+    """A pacer whose first 429 came after 200 admitted sends in the last second (a saved burst,
+    read as 200/s), and whose first step, within 0.25 s, had `admitted` sends and `refused`."""
+    pacer = Pacer()
+    for k in range(200):
+        pacer.sent(k / 256)
+    pacer.sent(1.0)
+    pacer.throttled(sent_at=1.0, now=1.0)
+    assert pacer.rate == pytest.approx(200 / KNOBS.lookback)
+    for k in range(1, admitted + refused + 1):
+        pacer.sent(1.0 + k / 256)
+        if k > admitted:
+            pacer.throttled(sent_at=1.0 + k / 256, now=1.0 + k / 256)
+    return pacer
+
+
+@pytest.mark.parametrize("admitted", [KNOBS.step_sends, 12])
+def test_a_first_step_the_gateway_mostly_refused_measures_it_below_half_the_first_rate(
+    admitted: int,
+) -> None:
+    # 12 admitted and 36 refused over 0.25 s: 0.9 * 12 / 0.25 = 43.2/s, not half of 200/s
+    # (halving step by step sent the saved burst's excess into an empty bucket); so too with
+    # exactly step_sends admitted.
+    pacer = _first_step_after_a_saved_burst(admitted, refused=3 * admitted)
+    assert pacer.current(1.25) == pytest.approx(KNOBS.margin * admitted / 0.25)
+
+
+@pytest.mark.parametrize(
+    ("admitted", "refused"),
+    [(24, 24), (24, 23), (KNOBS.step_sends - 1, 12)],
+    ids=["half refused", "most admitted", "too few admitted"],
+)
+def test_a_first_step_not_mostly_refused_or_with_few_admitted_keeps_half_the_first_rate(
+    admitted: int, refused: int
+) -> None:
+    # Not most of the sends refused, or fewer than step_sends admitted: the step may be a
+    # share's, or a few sends that say little; 0.9 x what it admitted is below half of 200/s,
+    # and half it is.
+    pacer = _first_step_after_a_saved_burst(admitted, refused)
+    assert KNOBS.margin * admitted / 0.25 < KNOBS.min_cut * 200 / KNOBS.lookback
+    assert pacer.current(1.25) == pytest.approx(KNOBS.min_cut * 200 / KNOBS.lookback)
+
+
 def test_until_a_step_has_measured_the_gateway_clean_steps_double() -> None:
     pacer = Pacer()
     pacer.sent(0.0)
@@ -266,6 +309,54 @@ def test_once_a_throttled_step_measured_the_gateway_clean_steps_add_probe_from_t
     # A clean step in which the pace was used: + KNOBS.probe (the rate was measured: no doubling, and
     # the first raise after a throttled step is KNOBS.probe itself).
     assert pacer.current(0.5) == pytest.approx(KNOBS.margin * 2 / 0.25 + KNOBS.probe)
+
+
+def _clean_raising_step(pacer: Pacer, start: float) -> None:
+    """Twelve sends within the quarter second from `start` (the last at `start` + 11/64), a
+    call waiting after them: a used pace (at 40/s, 0.75 x 40 x 0.25 = 7.5 sends), no 429."""
+    for k in range(12):
+        pacer.sent(start + k / 64)
+    assert pacer.delay(start + 11 / 64) > 0
+
+
+@pytest.mark.parametrize("sent_at", [2.0, 2.171875], ids=["its first send", "its last send"])
+def test_a_late_429_to_a_send_of_the_step_that_raised_the_rate_takes_the_raise_back(
+    sent_at: float,
+) -> None:
+    pacer = paced_pacer(40.0)
+    _clean_raising_step(pacer, 2.0)
+    assert pacer.current(2.25) == 40.0 + KNOBS.probe  # judged clean at its end
+    pacer.throttled(sent_at=sent_at, now=2.28125)  # a 429 of that step, in the next one
+    assert pacer.rate == 40.0
+    pacer.throttled(sent_at=sent_at, now=2.296875)  # another: the raise is taken back once
+    assert pacer.rate == 40.0
+    # The next clean step raises by KNOBS.probe again, not probe_growth x as much: the clean
+    # steps start over. The late 429 is not one of that step's.
+    _clean_raising_step(pacer, 2.25)
+    assert pacer.current(2.5) == 40.0 + KNOBS.probe
+
+
+def test_a_late_429_to_a_send_from_before_the_last_raise_takes_nothing_back() -> None:
+    pacer = paced_pacer(40.0)
+    _clean_raising_step(pacer, 2.0)
+    _clean_raising_step(pacer, 2.25)
+    raised = 40.0 + KNOBS.probe + KNOBS.probe * KNOBS.probe_growth
+    assert pacer.current(2.5) == raised
+    pacer.throttled(sent_at=2.171875, now=2.53125)  # sent in the step before the last raise
+    assert pacer.rate == raised
+
+
+def test_a_late_429_after_a_throttled_step_measured_takes_nothing_back() -> None:
+    pacer = paced_pacer(40.0)
+    _clean_raising_step(pacer, 2.0)
+    assert pacer.current(2.25) == 40.0 + KNOBS.probe
+    for k in range(13):
+        pacer.sent(2.25 + k / 64)
+    pacer.throttled(sent_at=2.25, now=2.25)  # 12 of 13 admitted: 0.9 x 12 / 0.25 = 43.2/s
+    measured = KNOBS.margin * 12 / 0.25
+    assert pacer.current(2.5) == pytest.approx(measured)
+    pacer.throttled(sent_at=2.171875, now=2.53125)  # the raising step's, after the measure
+    assert pacer.rate == pytest.approx(measured)
 
 
 def test_a_slow_refusal_is_forgotten_with_the_episode() -> None:
