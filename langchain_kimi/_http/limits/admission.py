@@ -148,11 +148,6 @@ class Admission:
         with self._lock:
             return self.controller.lost_turn(permit, self.clock())
 
-    def busy(self) -> bool:
-        """Whether other requests of the pool are in flight or waiting for their turn."""
-        with self._lock:
-            return self._in_flight > 0 or bool(self._queue)
-
     def starved_for(self) -> float | None:
         """Seconds since the gateway last served the pool's requests, while it serves none
         (`starved.py`); None while it serves them."""
@@ -257,6 +252,9 @@ class Admission:
         with self._lock:
             now = self.clock()
             if outcome is not None:
+                # Others in flight or waiting as it comes back: it went with them after all (they
+                # may have slept their own Retry-After, out of the queue, at its send).
+                permit.crowded = permit.crowded or self._in_flight > 1 or bool(self._queue)
                 self.controller.record(permit, outcome, now)
             if release:
                 self._free(permit)
@@ -282,7 +280,9 @@ class Permit:
     ) -> None:
         self._admission = admission
         self.sent_at = sent_at
-        self.crowded = crowded  # other calls of the pool were in flight or waiting at its send
+        # other calls of the pool were in flight or waiting at its send or its refusal, or at
+        # an earlier attempt of its call
+        self.crowded = crowded
         self.in_flight = in_flight  # the pool's requests in flight at its send, itself included
         self._settled = False
         self.released = False
@@ -322,7 +322,7 @@ class AdmittedCall:
         spends its retries (`max_retries=2`: three attempts)."""
         if outcome_of(failure).kind not in ("throttled", "overloaded") or self._permit is None:
             return False
-        self._crowded = self._crowded or self._permit.crowded or self._admission.busy()
+        self._crowded = self._crowded or self._permit.crowded
         if not self._crowded or not self._admission.lost_turn(self._permit):
             return False
         now = self._admission.clock()
@@ -387,6 +387,7 @@ class AdmittedCall:
                 step = admission._poll(waiter)
                 if isinstance(step, Permit):
                     granted = True
+                    step.crowded = step.crowded or self._crowded  # it still shares their rate
                     self._permit = step
                     return step
                 left = None if deadline is None else deadline - clock()

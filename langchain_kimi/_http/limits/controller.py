@@ -100,8 +100,9 @@ class Paced:
     def record(self, request: Request, outcome: Outcome | None, now: float) -> None:
         self.slow_start.record(request, outcome, now)
         if outcome is not None and outcome.kind == "throttled":
-            if not self.slow_start.admitted_recently(now) and not self.slow_start.starting(now):
-                self.starved.refused(request.sent_at, now)  # none of the pool's is admitted
+            served = self.slow_start.admitted_recently(now) or self.slow_start.starting(now)
+            if request.crowded and not served:  # a lone call's 429 is its own to wait
+                self.starved.refused(request.sent_at, now)
             if self.in_flight.refused(request, now):
                 self.pacer.stop()  # the cap's 429s: the rate is not what limits
             else:

@@ -98,12 +98,16 @@ REFUSALS = {
 
 
 @pytest.mark.parametrize("jitter", ["none", "most"])
-@pytest.mark.parametrize("served", [False, True], ids=["fresh pool", "after a served call"])
+@pytest.mark.parametrize(
+    "gap",
+    [None, 0.0, 20.0],
+    ids=["fresh pool", "after a served call", "20 s after a served call"],
+)
 @pytest.mark.parametrize("headers", REFUSALS.values(), ids=REFUSALS)
 async def test_a_lone_calls_429s_wait_what_the_peers_sdks_wait(
     mode: str,
     headers: dict[str, str],
-    served: bool,
+    gap: float | None,
     jitter: Jitter,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -123,10 +127,12 @@ async def test_a_lone_calls_429s_wait_what_the_peers_sdks_wait(
     )
     monkeypatch.setattr(exchange, "RetryPlan", pinned)
     clock = Clock()
+    served = gap is not None
     gateway = Gateway(headers, served=served)
     model = transport(gateway, clock, max_retries=2)
-    if served:
+    if gap is not None:
         assert (await post(model, mode)).body == OK
+        clock.now += gap  # past the serving window: the pool is neither served nor starting
     clock.sleeps.clear()
     with pytest.raises(KimiRateLimitError):
         await post(model, mode)

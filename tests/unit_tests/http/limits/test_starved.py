@@ -10,6 +10,9 @@ A fake clock; nothing sleeps.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import pytest
 
 from langchain_kimi._errors import KimiRateLimitError, KimiTimeoutError
@@ -72,16 +75,35 @@ def test_an_admission_ends_the_starvation_and_the_next_one_starts_afresh() -> No
 
 
 def starved_pool(capacity: int = 8) -> tuple[Admission, Clock]:
-    """A pool past its start, nothing admitted, just refused: starved from `clock.now`."""
+    """A pool past its start, nothing admitted, a crowded request just refused: starved from
+    `clock.now`."""
     clock = Clock()
     gate = Admission(capacity, adaptive=True, clock=clock)
     gate.call(30.0).enter(clock.sleep).done(Outcome("other"))  # its start: proves nothing
     clock.now += KNOBS.serving_window
-    permits = [gate.call(30.0).enter(clock.sleep) for _ in range(min(2, capacity))]
-    for permit in permits:
+    permit = gate.call(30.0).enter(clock.sleep)
+    with waiting_behind(gate):  # another call waits: the refused request went with others
         permit.done(THROTTLED)
     assert gate.starved_for() == 0.0
     return gate, clock
+
+
+@contextlib.contextmanager
+def waiting_behind(gate: Admission) -> Iterator[None]:
+    """Another call of the pool for the whole block: queued (the pool's slot is taken, or it is
+    starved), or in flight."""
+    turns = gate.call(30.0)._turns(_Waiter(10_000, None))
+    try:
+        next(turns)
+    except StopIteration as granted:
+        in_flight: Permit = granted.value
+        yield
+        in_flight.release()
+        return
+    try:
+        yield
+    finally:
+        turns.close()
 
 
 def grant(gate: Admission, call_budget: float = 30.0) -> Permit | _Wait:
@@ -104,7 +126,8 @@ def test_a_starved_pool_sends_one_probe_at_a_time_spaced_by_the_backoff() -> Non
     probe = gate.call(30.0).enter(clock.sleep)
     assert clock.now - start >= KNOBS.starved_probe  # the next probe's time (or the pace's)
     assert not grant(gate).timed  # one in flight: the next waits to be woken (or its timeout)
-    probe.done(THROTTLED)
+    with waiting_behind(gate):
+        probe.done(THROTTLED)
     assert gate.controller.starved.delay(clock.now) == 2 * KNOBS.starved_probe
     wait = grant(gate)
     assert isinstance(wait, _Wait)
@@ -196,3 +219,33 @@ def test_a_pool_served_again_times_out_as_before() -> None:
     with pytest.raises(KimiTimeoutError, match="free connection"):
         gate.call(0.0).enter(clock.sleep)
     probe.release()
+
+
+def test_a_lone_calls_429_does_not_starve_the_pool() -> None:
+    # A call alone waits what the gateway asked, as the peers' SDKs do (`test_max_retries`): its
+    # 429 neither starts a probe's wait nor limits the pool, however long ago the last answer.
+    clock = Clock()
+    gate = Admission(8, adaptive=True, clock=clock)
+    gate.call(30.0).enter(clock.sleep).done(ANSWERED)
+    clock.now += 2 * KNOBS.serving_window  # neither served nor starting any more
+    lone = gate.call(30.0).enter(clock.sleep)
+    lone.done(THROTTLED)
+    assert not lone.crowded
+    assert gate.starved_for() is None
+    assert gate.controller.limit(clock.now) is None
+
+
+def test_a_call_that_went_with_others_once_carries_it_into_its_later_attempts() -> None:
+    # Its siblings may sleep their own waits, out of the queue, when its next attempt goes.
+    clock = Clock()
+    gate = Admission(8, adaptive=True, clock=clock)
+    call = gate.call(30.0)
+    first = call.enter(clock.sleep)
+    other = gate.call(30.0).enter(clock.sleep)
+    first.done(THROTTLED)  # refused with another in flight
+    assert first.crowded
+    assert call.requeues(REFUSED)
+    other.release()
+    again = call.enter(clock.sleep)  # alone in the pool now
+    assert again.crowded
+    again.release()
