@@ -225,6 +225,28 @@ def test_a_refused_request_is_never_later_proven_admitted_by_age() -> None:
     assert not start.admitted_recently(1.0)
 
 
+def test_a_429_recorded_for_a_request_is_never_later_proven_admitted_by_age() -> None:
+    start = SlowStart(max_window=4000, window=20)
+    request = Admission(8, adaptive=True, clock=Clock()).call(30.0).enter(Clock().sleep)
+    start.sent(request, request.sent_at)
+    start.record(request, Outcome("throttled", 0.0), request.sent_at)
+    assert start.unproven == 0
+    start.delay(request.sent_at + 1.0)  # long past the horizon
+    assert start.window == 10
+    assert not start.admitted_recently(request.sent_at + 1.0)
+    request.release()
+
+
+def test_a_429_slower_than_the_horizon_for_a_request_already_proven_by_age_is_taken() -> None:
+    # A refusal that took longer than the horizon (the horizon follows the slowest seen).
+    start = SlowStart(max_window=4000, window=20)
+    key = send(start, 0.0)
+    start.delay(1.0)  # proven admitted by age: out of the unproven
+    assert start.unproven == 0
+    start.refused(key, sent_at=0.0, now=1.0)  # and yet refused: no error
+    assert start.horizon == KNOBS.horizon_per_refusal * 1.0
+
+
 def test_an_answer_for_a_request_proven_by_age_does_not_widen_the_window_again() -> None:
     start = SlowStart(max_window=4000)
     key = send(start, 0.0)

@@ -249,3 +249,27 @@ def test_a_call_that_went_with_others_once_carries_it_into_its_later_attempts() 
     again = call.enter(clock.sleep)  # alone in the pool now
     assert again.crowded
     again.release()
+
+
+def test_the_head_waits_for_the_probes_time_when_it_is_later_than_the_pace() -> None:
+    gate, clock = starved_pool()
+    gate.controller.pacer.rate = None  # no pace: the probe's time alone
+    assert gate.controller.delay(clock.now) == KNOBS.starved_probe
+    assert grant(gate) == _Wait(KNOBS.starved_probe, timed=True)
+
+
+def test_a_crowded_call_loses_turns_up_to_exactly_its_pool_timeout() -> None:
+    clock = Clock()
+    gate = Admission(8, adaptive=True, clock=clock)
+    holder = gate.call(30.0).enter(clock.sleep)  # in flight all along: the call is crowded
+    call = gate.call(30.0)
+    verdicts = []
+    first = None
+    for elapsed in (0.0, 30.0 - 1 / 64, 30.0):
+        gate.call(30.0).enter(clock.sleep).done(ANSWERED)  # the gateway serves the pool
+        call.enter(clock.sleep).done(THROTTLED)
+        first = clock.now if first is None else first
+        clock.now = first + elapsed
+        verdicts.append(call.requeues(REFUSED))
+    assert verdicts == [True, True, False]
+    holder.release()
