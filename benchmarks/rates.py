@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from langchain_core.callbacks import BaseCallbackHandler
 
 from benchmarks.limits import ideal_seconds
 from benchmarks.measure import PROMPT
@@ -293,6 +294,12 @@ def _one_run(name: str, port: int, cell: Cell) -> dict[str, Any]:
         "failed": failed,
         "cpu_ms_per_call": round(sum(o.get("cpu_s", 0.0) for o in outcomes) * 1000 / cell.calls, 2),
         "first_failure": next((o.get("first_failure") for o in outcomes if o.get("failed")), None),
+        # per failed worker: its own wall and when its calls failed (`_Failures`)
+        "failures": [
+            {"worker_wall_s": round(o.get("wall_s", 0.0), 1), "seen": o.get("failures", [])}
+            for o in outcomes
+            if o.get("failed")
+        ][:8],
     }
 
 
@@ -445,6 +452,26 @@ def run(
     return results
 
 
+class _Failures(BaseCallbackHandler):
+    """When each call of a worker fails, and how many of the worker's calls were unfinished then
+    (1: the worker's last call, alone on its pool)."""
+
+    run_inline = True  # counted on the event loop, in order
+
+    def __init__(self, calls: int) -> None:
+        self.unfinished = calls
+        self.started = time.perf_counter()
+        self.seen: list[dict[str, float]] = []
+
+    def on_llm_end(self, *args: Any, **kwargs: Any) -> None:
+        self.unfinished -= 1
+
+    def on_llm_error(self, *args: Any, **kwargs: Any) -> None:
+        at = round(time.perf_counter() - self.started, 1)
+        self.seen.append({"at_s": at, "unfinished": self.unfinished})
+        self.unfinished -= 1
+
+
 async def _worker(name: str, port: int, calls: int, concurrency: int) -> dict[str, Any]:
     if name == KIMI_MESSAGES:
         from langchain_kimi import ChatKimi
@@ -457,13 +484,14 @@ async def _worker(name: str, port: int, calls: int, concurrency: int) -> dict[st
     if sys.stdin.readline().strip() != "GO":
         return {"failed": calls, "first_failure": "no GO"}
     cpu = time.process_time()
-    results = await model.abatch(
-        [PROMPT] * calls, {"max_concurrency": concurrency}, return_exceptions=True
-    )
+    seen = _Failures(calls)
+    config = {"max_concurrency": concurrency, "callbacks": [seen]}
+    results = await model.abatch([PROMPT] * calls, config, return_exceptions=True)  # type: ignore[arg-type]
     cpu = time.process_time() - cpu
     failures = [r for r in results if isinstance(r, BaseException)]
     first = f"{type(failures[0]).__name__}: {failures[0]}"[:200] if failures else None
-    return {"failed": len(failures), "first_failure": first, "cpu_s": cpu}
+    outcome = {"failed": len(failures), "first_failure": first, "cpu_s": cpu}
+    return outcome | {"failures": seen.seen[:20], "wall_s": time.perf_counter() - seen.started}
 
 
 def main(argv: list[str] | None = None) -> None:

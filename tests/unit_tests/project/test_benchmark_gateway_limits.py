@@ -155,3 +155,11 @@ def test_a_client_filter_keeps_only_the_clients_named() -> None:
         rates.CHAT_ANTHROPIC,
         rates.CHAT_OPENAI,
     }
+
+
+def test_a_worker_notes_how_many_of_its_calls_were_unfinished_when_one_failed() -> None:
+    seen = rates._Failures(3)
+    seen.on_llm_end()
+    seen.on_llm_error(RuntimeError("429"))
+    seen.on_llm_error(RuntimeError("429"))
+    assert [failure["unfinished"] for failure in seen.seen] == [2, 1]  # the last one was alone
