@@ -17,8 +17,9 @@ processes' CPU per call (`time.process_time()` around the `abatch`).
 
 `--kinds` runs issue 29's other kinds of limit (`OTHER_KINDS`: a concurrency limit, tokens per
 minute, sliding and fixed windows, limits that fall and rise, 503 / 529 overloads with and
-without `Retry-After`, 2 s refusals); `--matrix` issue 29's matrix (`MATRIX_NAMES`: most of
-those and five token buckets, in priority order). Each repetition runs
+without `Retry-After`, 2 s refusals, client processes sharing one concurrency limit);
+`--matrix` issue 29's matrix (`MATRIX_NAMES`: most of those and five token buckets, in priority
+order); `--client` (repeatable) runs only the clients named. Each repetition runs
 client after client (interleaved, so a change in the machine's load hits every client alike).
 
 Loopback only; every process is bounded (timeouts, the gateway's `--max-seconds`, stdin EOF).
