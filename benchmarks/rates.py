@@ -12,12 +12,14 @@ answering at once: calls per second at 100, 500 and 2,000 concurrent `ainvoke`, 
 processes' CPU per call (`time.process_time()` around the `abatch`).
 
     python -m benchmarks.rates [--quick | --kinds | --matrix] [--only TEXT] [--runs N]
-                               [--no-throughput] [--stop-after S] [--out DIR] [--name NAME]
+                               [--client NAME] [--no-throughput] [--stop-after S]
+                               [--out DIR] [--name NAME]
 
 `--kinds` runs issue 29's other kinds of limit (`OTHER_KINDS`: a concurrency limit, tokens per
 minute, sliding and fixed windows, limits that fall and rise, 503 / 529 overloads with and
-without `Retry-After`, 2 s refusals); `--matrix` issue 29's matrix (`MATRIX_NAMES`: most of
-those and five token buckets, in priority order). Each repetition runs
+without `Retry-After`, 2 s refusals, client processes sharing one concurrency limit);
+`--matrix` issue 29's matrix (`MATRIX_NAMES`: most of those and five token buckets, in priority
+order); `--client` (repeatable) runs only the clients named. Each repetition runs
 client after client (interleaved, so a change in the machine's load hits every client alike).
 
 Loopback only; every process is bounded (timeouts, the gateway's `--max-seconds`, stdin EOF).
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from langchain_core.callbacks import BaseCallbackHandler
 
 from benchmarks.limits import ideal_seconds
 from benchmarks.measure import PROMPT
@@ -89,7 +92,8 @@ class Cell:
             answer=answer,
             rate=self.rate,
             burst=self.burst,
-            in_flight=min(self.concurrency_limit, self.concurrency),
+            # every process's calls share the one limit
+            in_flight=min(self.concurrency_limit, self.concurrency * self.processes),
             prompt_tokens=sum(self.prompt_tokens) / 2,
             tokens_per_minute=self.tokens_per_minute,
             moves=self.moves,
@@ -182,6 +186,29 @@ OTHER_KINDS = (
         overload=(0.3, 10, 503, False),
     ),
     Cell("50/s, 429s taking 2 s", 50, refusal_delay=2.0, refusal_min=2.0),
+    # Client processes sharing one key behind one limit, enforced by the one gateway process
+    # (issue 29's starved pools, `_http/limits/starved.py`; the simulation's
+    # `STARVED_BEHIND_A_SHARED_CONCURRENCY_LIMIT` with fewer calls, so that a run takes 1 min).
+    Cell(
+        "4 processes behind a concurrency limit of 10, 1-5 s answers",
+        0,
+        answer=(1.0, 5.0),
+        calls=200,
+        concurrency=64,
+        processes=4,
+        limit="concurrency",
+        concurrency_limit=10,
+    ),
+    Cell(
+        "16 processes behind a concurrency limit of 20, 1-5 s answers",
+        0,
+        answer=(1.0, 5.0),
+        calls=320,
+        concurrency=16,
+        processes=16,
+        limit="concurrency",
+        concurrency_limit=20,
+    ),
 )
 QUICK_NAMES = (
     "50/s, 1 s burst, 50-250 ms, Retry-After: 1",
@@ -268,6 +295,12 @@ def _one_run(name: str, port: int, cell: Cell) -> dict[str, Any]:
         "failed": failed,
         "cpu_ms_per_call": round(sum(o.get("cpu_s", 0.0) for o in outcomes) * 1000 / cell.calls, 2),
         "first_failure": next((o.get("first_failure") for o in outcomes if o.get("failed")), None),
+        # per failed worker: its own wall and when its calls failed (`_Failures`)
+        "failures": [
+            {"worker_wall_s": round(o.get("wall_s", 0.0), 1), "seen": o.get("failures", [])}
+            for o in outcomes
+            if o.get("failed")
+        ][:8],
     }
 
 
@@ -369,12 +402,17 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def clients_for(cell: Cell, runs: int, peer_runs: int) -> dict[str, int]:
+def clients_for(
+    cell: Cell, runs: int, peer_runs: int, *, only: tuple[str, ...] = ()
+) -> dict[str, int]:
     """The clients a cell runs, with their run counts: a 529 is Messages' overload, so that cell
-    runs ChatKimi on Messages and ChatAnthropic only (ChatOpenAI does not speak it)."""
+    runs ChatKimi on Messages and ChatAnthropic only (ChatOpenAI does not speak it); `only`: of
+    those, just the clients named."""
     if cell.overload is not None and cell.overload[2] == 529:
-        return {KIMI_MESSAGES: runs, CHAT_ANTHROPIC: peer_runs}
-    return {KIMI_DEFAULT: runs, CHAT_ANTHROPIC: peer_runs, CHAT_OPENAI: peer_runs}
+        chosen = {KIMI_MESSAGES: runs, CHAT_ANTHROPIC: peer_runs}
+    else:
+        chosen = {KIMI_DEFAULT: runs, CHAT_ANTHROPIC: peer_runs, CHAT_OPENAI: peer_runs}
+    return {name: count for name, count in chosen.items() if not only or name in only}
 
 
 def run(
@@ -385,10 +423,11 @@ def run(
     throughput: tuple[int, ...],
     partial: Path | None = None,
     stop_after: float | None = None,
+    only: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Every cell, then the throughput cells; `partial`: the results so far are written there
     after each cell (a run cut short keeps what it measured); `stop_after`: seconds after which
-    no new cell starts."""
+    no new cell starts; `only`: just these clients (`clients_for`)."""
     started = time.perf_counter()
     results: dict[str, Any] = {
         "runs": runs,
@@ -401,15 +440,37 @@ def run(
         if stop_after is not None and time.perf_counter() - started > stop_after:
             results["stopped_before"] = cell.name  # no new cell after --stop-after seconds
             break
-        results["cells"].append(run_cell(cell, clients_for(cell, runs, peer_runs)))
+        chosen = clients_for(cell, runs, peer_runs, only=only)
+        if chosen:
+            results["cells"].append(run_cell(cell, chosen))
         results["load_average_1m_after"] = os.getloadavg()[0]
         if partial is not None:
             partial.write_text(json.dumps(results, indent=2) + "\n")
     for c in throughput:
         cell = Cell(f"{c} concurrent", 0, answer=(0.0, 0.0), calls=4 * c, concurrency=c)
-        results["throughput"].append(run_cell(cell, clients_for(cell, runs, peer_runs)))
+        results["throughput"].append(run_cell(cell, clients_for(cell, runs, peer_runs, only=only)))
     results["elapsed_s"] = round(time.perf_counter() - started, 1)
     return results
+
+
+class _Failures(BaseCallbackHandler):
+    """When each call of a worker fails, and how many of the worker's calls were unfinished then
+    (1: the worker's last call, alone on its pool)."""
+
+    run_inline = True  # counted on the event loop, in order
+
+    def __init__(self, calls: int) -> None:
+        self.unfinished = calls
+        self.started = time.perf_counter()
+        self.seen: list[dict[str, float]] = []
+
+    def on_llm_end(self, *args: Any, **kwargs: Any) -> None:
+        self.unfinished -= 1
+
+    def on_llm_error(self, *args: Any, **kwargs: Any) -> None:
+        at = round(time.perf_counter() - self.started, 1)
+        self.seen.append({"at_s": at, "unfinished": self.unfinished})
+        self.unfinished -= 1
 
 
 async def _worker(name: str, port: int, calls: int, concurrency: int) -> dict[str, Any]:
@@ -424,13 +485,14 @@ async def _worker(name: str, port: int, calls: int, concurrency: int) -> dict[st
     if sys.stdin.readline().strip() != "GO":
         return {"failed": calls, "first_failure": "no GO"}
     cpu = time.process_time()
-    results = await model.abatch(
-        [PROMPT] * calls, {"max_concurrency": concurrency}, return_exceptions=True
-    )
+    seen = _Failures(calls)
+    config = {"max_concurrency": concurrency, "callbacks": [seen]}
+    results = await model.abatch([PROMPT] * calls, config, return_exceptions=True)  # type: ignore[arg-type]
     cpu = time.process_time() - cpu
     failures = [r for r in results if isinstance(r, BaseException)]
     first = f"{type(failures[0]).__name__}: {failures[0]}"[:200] if failures else None
-    return {"failed": len(failures), "first_failure": first, "cpu_s": cpu}
+    outcome = {"failed": len(failures), "first_failure": first, "cpu_s": cpu}
+    return outcome | {"failures": seen.seen[:20], "wall_s": time.perf_counter() - seen.started}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -448,6 +510,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--matrix", action="store_true", help="issue 29's matrix (MATRIX_NAMES)")
     parser.add_argument("--only", action="append", default=[], help="cells whose name has this")
     parser.add_argument("--runs", type=int, help="runs per cell and client (peers too)")
+    parser.add_argument(
+        "--client", action="append", default=[], choices=CLIENTS, help="only this client"
+    )
     parser.add_argument("--no-throughput", action="store_true")
     parser.add_argument("--stop-after", type=float, help="start no cell after this many seconds")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
@@ -476,6 +541,7 @@ def main(argv: list[str] | None = None) -> None:
         throughput=levels,
         partial=partial,
         stop_after=args.stop_after,
+        only=tuple(args.client),
     )
     (args.out / f"{args.name}.json").write_text(json.dumps(results, indent=2) + "\n")
     (args.out / f"{args.name}.md").write_text(markdown(results))

@@ -118,3 +118,48 @@ def test_the_matrix_names_known_cells_once() -> None:
     known = {cell.name for cell in (*rates.FULL, *rates.OTHER_KINDS)}
     assert set(rates.MATRIX_NAMES) <= known
     assert len(set(rates.MATRIX_NAMES)) == len(rates.MATRIX_NAMES)
+
+
+def test_a_concurrency_cell_of_several_processes_counts_all_their_calls_in_flight() -> None:
+    # 16 processes of 16 calls at a time fill a limit of 20: the ideal is the limit's throughput
+    # (320 calls x 3 s / 20), not one process's 16 in flight.
+    cell = rates.Cell(
+        "16 behind 20",
+        0,
+        answer=(1.0, 5.0),
+        calls=320,
+        concurrency=16,
+        processes=16,
+        limit="concurrency",
+        concurrency_limit=20,
+    )
+    assert cell.ideal == pytest.approx(320 * 3.0 / 20)
+
+
+def test_the_shared_limit_cells_run_several_processes_behind_one_gateway_limit() -> None:
+    shared = [c for c in rates.OTHER_KINDS if "behind a concurrency limit" in c.name]
+    assert [(c.processes, c.concurrency_limit) for c in shared] == [(4, 10), (16, 20)]
+    for cell in shared:
+        args = gateway.options().parse_args(rates._gateway_options(cell))
+        assert (args.limit, args.concurrency_limit) == ("concurrency", cell.concurrency_limit)
+        assert cell.concurrency * cell.processes > cell.concurrency_limit  # crowded
+        assert cell.calls % cell.processes == 0  # every process sends its share
+        assert cell.ideal <= 120  # one client's run within about 2 minutes
+
+
+def test_a_client_filter_keeps_only_the_clients_named() -> None:
+    cell = rates.OTHER_KINDS[0]
+    assert rates.clients_for(cell, 3, 1, only=(rates.KIMI_DEFAULT,)) == {rates.KIMI_DEFAULT: 3}
+    assert set(rates.clients_for(cell, 3, 1)) == {
+        rates.KIMI_DEFAULT,
+        rates.CHAT_ANTHROPIC,
+        rates.CHAT_OPENAI,
+    }
+
+
+def test_a_worker_notes_how_many_of_its_calls_were_unfinished_when_one_failed() -> None:
+    seen = rates._Failures(3)
+    seen.on_llm_end()
+    seen.on_llm_error(RuntimeError("429"))
+    seen.on_llm_error(RuntimeError("429"))
+    assert [failure["unfinished"] for failure in seen.seen] == [2, 1]  # the last one was alone
