@@ -102,7 +102,7 @@ class Paced:
         if outcome is not None and outcome.kind == "throttled":
             served = self.slow_start.admitted_recently(now) or self.slow_start.starting(now)
             if request.crowded and not served:  # a lone call's 429 is its own to wait
-                self.starved.refused(request.sent_at, now)
+                self.starved.refused(request.sent_at, now, outcome.retry_after)
             if self.in_flight.refused(request, now):
                 self.pacer.stop()  # the cap's 429s: the rate is not what limits
             else:

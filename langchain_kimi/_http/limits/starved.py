@@ -15,7 +15,7 @@ cheaply:
 
 - one request in flight at a time (`limit`), the next one `starved_probe` after the last 429,
   then twice as long after each further 429, up to `starved_probe_cap` (a slot freed for good is
-  found within that);
+  found within that), or the 429's `Retry-After` when it asks for longer;
 - a 429 to a call that went with others costs it its turn, not a retry (`Paced.lost_turn`); a
   call alone still spends its retries, and every call still waits at most its pool timeout for
   its turn (`admission`), so a key refused for good fails every call within that.
@@ -36,16 +36,20 @@ class Starved:
     _interval: float = field(default=0.0, repr=False)
     _next_probe: float = field(default=float("-inf"), repr=False)
 
-    def refused(self, sent_at: float, now: float) -> None:
+    def refused(self, sent_at: float, now: float, retry_after: float | None = None) -> None:
         """A 429 came, to a request sent at `sent_at`, while the gateway served none of the
-        pool's requests. Each probe refused doubles the wait (not each 429 of the wave that was
-        already out when the starvation began)."""
+        pool's requests, asking to retry after `retry_after` seconds (None: it named no wait).
+        Each probe refused doubles the wait (not each 429 of the wave that was already out when
+        the starvation began); a longer `Retry-After` is waited whole: a key refused for hours
+        fails every waiting call at once (`admission`: the turn would outlast its pool timeout)
+        instead of sending them one probe at a time."""
         if self.since is None:
             self.since = now
             self._interval = KNOBS.starved_probe
         elif sent_at > self.since:
             self._interval = min(KNOBS.starved_probe_cap, 2.0 * self._interval)
-        self._next_probe = now + self._interval
+        wait = max(self._interval, retry_after or 0.0)
+        self._next_probe = max(self._next_probe, now + wait)
 
     def served(self) -> None:
         """The gateway admitted a request of the pool: it is served again."""

@@ -166,6 +166,17 @@ def test_a_batch_on_a_key_refused_for_good_fails_within_its_pool_timeout(retry_a
     )
 
 
+def test_a_batch_told_to_come_back_in_an_hour_fails_within_seconds_not_one_call_at_a_time() -> None:
+    # `Retry-After` far beyond the pool timeout on every 429 (a daily cap): each call fails on its
+    # first 429; once the pool is starved, the calls waiting fail at once instead of being sent
+    # one per probe (each probe up to `starved_probe_cap` apart: 400 calls took 1,388 s).
+    profile = Profile(1e-6, retry_after="huge", calls=400, concurrency=256)
+    result = run(profile, seed=0)
+    assert result.failed == profile.calls - 1
+    assert result.end < 30.0
+    assert result.requests_per_answer < 150
+
+
 def test_the_shared_limit_grid_is_the_one_the_docs_describe() -> None:
     # docs/benchmarks.md gives the grid's figures: 240 gateways, totals by limit.
     grid = shared_limit_grid.profiles()

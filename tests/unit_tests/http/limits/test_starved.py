@@ -54,6 +54,8 @@ def test_the_429s_of_the_wave_already_out_do_not_double_the_wait() -> None:
         starved.refused(sent_at=4.0, now=5.0)  # sent before the starvation began
     assert starved.since == 5.0
     assert starved.delay(5.0) == KNOBS.starved_probe
+    starved.refused(sent_at=5.0, now=5.0)  # sent the instant it began: of the wave still
+    assert starved.delay(5.0) == KNOBS.starved_probe
     starved.refused(sent_at=5.5, now=6.0)  # a probe: sent once it had begun
     assert starved.delay(6.0) == 2 * KNOBS.starved_probe
 
@@ -273,3 +275,28 @@ def test_a_crowded_call_loses_turns_up_to_exactly_its_pool_timeout() -> None:
         verdicts.append(call.requeues(REFUSED))
     assert verdicts == [True, True, False]
     holder.release()
+
+
+async def test_a_starved_pools_retry_after_beyond_the_pool_timeouts_fails_the_queue_at_once() -> (
+    None
+):
+    # A key refused for hours (a daily cap, `Retry-After: 3600`): every queued call would meet
+    # the same answer on its turn, so none waits for its probe, and none is sent.
+    gate, clock = starved_pool()
+    probe = gate.call(30.0).enter(clock.sleep)
+    with waiting_behind(gate):
+        probe.done(Outcome("throttled", 3600.0))
+    assert gate.controller.delay(clock.now) == 3600.0
+    with pytest.raises(KimiRateLimitError, match="admitting none"):
+        gate.call(900.0).enter(clock.sleep)
+    with pytest.raises(KimiRateLimitError, match="admitting none"):
+        await gate.call(900.0).aenter(clock.async_sleep)
+    assert gate.in_flight == 0
+    assert gate.queued == 0
+
+
+def test_a_shorter_retry_after_does_not_bring_the_next_probe_forward() -> None:
+    starved = Starved()
+    starved.refused(sent_at=0.0, now=1.0, retry_after=60.0)
+    starved.refused(sent_at=0.5, now=1.5, retry_after=1.0)  # of the wave already out
+    assert starved.delay(1.5) == 59.5
