@@ -90,7 +90,7 @@ class Paced:
     def delay(self, now: float) -> float:
         turn = self.pacer.delay(now)  # first: it may heal to inert as of `now`
         turn = turn if self.pacer.rate is not None else self.slow_start.delay(now)
-        return turn if self.starved_since(now) is None else max(turn, self.starved.delay(now))
+        return max(turn, self.starved.delay(now)) if self._starving(now) else turn
 
     def sent(self, request: Request, now: float) -> None:
         self.slow_start.sent(request, now)
@@ -109,20 +109,21 @@ class Paced:
                 self.pacer.throttled(request.sent_at, now, alone=not request.crowded)
 
     def lost_turn(self, request: Request, now: float) -> bool:
-        starved = self.starved_since(now) is not None
-        return starved or self.slow_start.lost_turn(request, now)
+        return self._starving(now) or self.slow_start.lost_turn(request, now)
 
     def starved_since(self, now: float) -> float | None:
         if self.starved.since is not None and self.slow_start.admitted_recently(now):
             self.starved.served()  # admitted, e.g. a probe held past the horizon
         return self.starved.since
 
+    def _starving(self, now: float) -> bool:
+        return self.starved_since(now) is not None
+
     def rate(self, now: float) -> float | None:
         return self.pacer.current(now)
 
     def limit(self, now: float) -> int | None:
-        starved = self.starved_since(now) is not None
-        return self.starved.limit() if starved else self.in_flight.limit(now)
+        return self.starved.limit() if self._starving(now) else self.in_flight.limit(now)
 
     def serving(self, now: float) -> bool:
         return self.slow_start.admitted_recently(now)
