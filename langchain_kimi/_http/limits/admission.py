@@ -183,14 +183,16 @@ class Admission:
         seconds until the full pool's answers count as slow (it may grow then)."""
         woken: list[_Waiter] = []
         now = self.clock()
-        if self._queue and self._in_flight >= self.capacity:
-            slow_in = self._slow_in(now)
-            if slow_in <= 0:
-                self.capacity = min(self.max_capacity, self.capacity + self.capacity_step)
-            elif self.capacity < self.max_capacity:  # the head looks again when it may grow
-                woken.append(self._queue[0])
-                return woken, _Wait(slow_in, timed=False)
-        while self._queue and self._in_flight < self._limit(now):
+        while self._queue:
+            if self._in_flight >= self.capacity:
+                slow_in = self._slow_in(now)
+                if slow_in <= 0:
+                    self.capacity = min(self.max_capacity, self.capacity + self.capacity_step)
+                elif self.capacity < self.max_capacity:  # the head looks again when it may grow
+                    woken.append(self._queue[0])
+                    return woken, _Wait(slow_in, timed=False)
+            if self._in_flight >= self._limit(now):
+                break
             now = self.clock()
             wait = self.controller.delay(now)
             if wait > 0:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import pytest
 
 from langchain_kimi._errors import KimiRateLimitError
-from langchain_kimi._http.limits.admission import Admission, _Waiter
+from langchain_kimi._http.limits.admission import Admission, _Wait, _Waiter
+from langchain_kimi._http.limits.controller import Paced
 from langchain_kimi._http.limits.knobs import KNOBS
 from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
 from langchain_kimi._http.limits.retry import Failure
 from langchain_kimi._http.limits.slow_start import SlowStart
-from tests.support.fake_clock import Clock
+from tests.support.fake_clock import Clock, paced_pacer
 
 REFUSED = Failure(KimiRateLimitError("slow down", status_code=429), True, False, 0.0)
 
@@ -262,3 +263,36 @@ def test_a_429_halves_an_odd_window_to_a_whole_number_of_requests() -> None:
     start.refused(send(start, 0.0), sent_at=0.0, now=0.125)
     assert start.window == 32
     assert isinstance(start.window, int)
+
+
+def test_a_pool_filled_by_a_paced_turn_grows_without_waiting_for_a_slot_to_free() -> None:
+    # 20/s with 30-90 s answers at 2,000 concurrent: the paced turn that takes the last slot of
+    # the capacity leaves the next call waiting for a slot, and no slot frees for 30 s. It must
+    # look again when the requests in flight count as slow (KNOBS.slow_answer on average), as a
+    # call arriving at a full pool does; it waited for a free slot (simulated: 1.19x -> 1.31x
+    # ideal, nothing sent from 9 s to 31 s, once the pacer's 429s stopped waking the queue).
+    clock = Clock()
+    gate = Admission(2, adaptive=True, clock=clock, max_capacity=6)
+    gate.controller.slow_start.window = 6  # slow start over
+    held = gate.call(30.0).enter(clock.sleep)
+    assert isinstance(gate.controller, Paced)
+    gate.controller.pacer = paced_pacer(rate=1.0, at=clock.now)
+    head, second = _Waiter(1, None), _Waiter(2, None)
+    head_turns = gate.call(30.0)._turns(head)
+    second_turns = gate.call(30.0)._turns(second)
+    paced = next(head_turns)
+    assert paced.timed  # its paced turn
+    assert next(second_turns) == _Wait(30.0, timed=False)  # behind it, up to its pool timeout
+    clock.now += paced.seconds or 0.0
+    with pytest.raises(StopIteration):
+        next(head_turns)  # granted: the capacity of 2 is full now
+    assert second.event is not None
+    assert second.event.is_set()  # woken to look again when the pool may grow
+    mean_age = clock.now - (held.sent_at + clock.now) / 2
+    assert next(second_turns) == _Wait(pytest.approx(KNOBS.slow_answer - mean_age), timed=False)
+    clock.now += KNOBS.slow_answer
+    assert gate.controller.delay(clock.now) == 0.0
+    with pytest.raises(StopIteration):
+        next(second_turns)  # granted: the capacity grew
+    assert gate.capacity == 4
+    held.release()
