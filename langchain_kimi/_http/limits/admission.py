@@ -10,7 +10,8 @@ loops through one lock:
   500 concurrent calls five times slower than 100. Beyond that, calls wait here in the order they
   first arrived: a call sent again after a 429 keeps its place. **Capacity follows slow
   answers**: while calls wait for a slot and the requests in flight (or the slots released
-  lately) have been out `slow_answer` seconds or more on average, it grows by `capacity_step`,
+  lately: a moving average that the first release starts) have been out `slow_answer` seconds
+  or more on average, it grows by `capacity_step`,
   up to `max_capacity` (`pool.spread` opens small connection pools as they fill): a gateway
   admitting 20 calls/s of 60 s answers needs 1,200 in flight.
 - **The controller** (`controller.py`) says when the head of the queue may go and how many may
@@ -107,7 +108,7 @@ class Admission:
         self.capacity_step = capacity
         self.max_capacity = capacity if max_capacity is None else max_capacity
         self.controller: Controller = (Paced if adaptive else Unpaced)(self.max_capacity)
-        self._hold = 0.0  # moving average of how long a slot is held
+        self._hold: float | None = None  # moving average of how long a slot is held
         self._sent_sum = 0.0  # the send times of the requests in flight, summed
         self._lock = threading.Lock()
         self._in_flight = 0
@@ -222,7 +223,7 @@ class Admission:
         """Seconds until answers count as slow (0: they do): the slots released so far were held
         `slow_answer` on average, or the requests in flight have been out that long on average
         (the first answers of a slow model are not back yet)."""
-        if self._hold >= KNOBS.slow_answer:
+        if self._hold is not None and self._hold >= KNOBS.slow_answer:
             return 0.0
         mean_age = now - self._sent_sum / self._in_flight if self._in_flight else 0.0
         wait = KNOBS.slow_answer - mean_age
@@ -261,7 +262,14 @@ class Admission:
             if release:
                 self._free(permit)
                 self.controller.record(permit, None, now)
-                self._hold += KNOBS.hold_weight * (now - permit.sent_at - self._hold)
+                held = now - permit.sent_at
+                # The first release starts the average: from 0 it took 10 slow answers (1-2 s
+                # each) to count as slow, a full pool of 500/s waited half a second for them.
+                self._hold = (
+                    held
+                    if self._hold is None
+                    else self._hold + KNOBS.hold_weight * (held - self._hold)
+                )
             woken, _ = self._dispatch()
         self._wake(woken)
 

@@ -76,8 +76,8 @@ def test_a_full_pool_whose_slots_are_held_one_second_on_average_grows() -> None:
 def test_a_full_pool_whose_slots_are_held_briefly_does_not_grow() -> None:
     admission, clock = gate(max_capacity=2)
     first = admission.call(30.0).enter(clock.sleep)
-    clock.now += 5.0
-    first.release()  # the moving average is 0.5 s
+    clock.now += 0.5
+    first.release()  # the first release starts the mean hold: 0.5 s
     admission.call(30.0).enter(clock.sleep)
     with pytest.raises(KimiTimeoutError):
         admission.call(0.0).enter(clock.sleep)
@@ -396,13 +396,14 @@ async def test_a_slot_granted_to_a_cancelled_call_is_freed_while_others_are_in_f
 
 
 def test_the_mean_hold_moves_a_tenth_of_the_way_to_each_released_slots_hold() -> None:
-    # Slots held 5 s each: the mean hold goes 0.5, 0.95, 1.355 s. A full pool grows once it
-    # reaches KNOBS.slow_answer (1 s): after the third release, not the second.
+    # The first slot held 0.5 s starts the mean; then slots held 5 s each: the mean hold goes
+    # 0.5, 0.95, 1.355 s. A full pool grows once it reaches KNOBS.slow_answer (1 s): after the
+    # third release, not the second.
     assert (KNOBS.hold_weight, KNOBS.slow_answer) == (0.1, 1.0)
     admission, clock = gate(max_capacity=2)
-    for _ in range(2):
+    for held_for in (0.5, 5.0):
         held = admission.call(30.0).enter(clock.sleep)
-        clock.now += 5.0
+        clock.now += held_for
         held.release()
     fresh = admission.call(30.0).enter(clock.sleep)  # just sent: the pool is full
     with pytest.raises(KimiTimeoutError):
@@ -410,6 +411,19 @@ def test_the_mean_hold_moves_a_tenth_of_the_way_to_each_released_slots_hold() ->
     clock.now += 5.0
     fresh.release()
     admission.call(30.0).enter(clock.sleep)
+    admission.call(0.0).enter(clock.sleep)  # the pool grows instead of timing out
+    assert admission.capacity == 2
+
+
+def test_the_first_released_slot_starts_the_mean_hold() -> None:
+    # One slot held 1.5 s: the mean hold is 1.5 s at once (from 0 it would be 0.15 s, and a
+    # full pool of 1-2 s answers waited for ten of them before it grew: 500/s of 1-2 s answers
+    # lost half a second, issue 29). The pool full of a request just sent grows at once.
+    admission, clock = gate(max_capacity=2)
+    held = admission.call(30.0).enter(clock.sleep)
+    clock.now += 1.5
+    held.release()
+    admission.call(30.0).enter(clock.sleep)  # just sent: the pool is full, its mean age 0
     admission.call(0.0).enter(clock.sleep)  # the pool grows instead of timing out
     assert admission.capacity == 2
 
@@ -433,8 +447,8 @@ def test_an_emptied_pool_starts_its_sum_of_send_times_afresh() -> None:
     first = admission.call(30.0).enter(clock.sleep)
     clock.now += 2.0
     second = admission.call(30.0).enter(clock.sleep)
+    second.release()  # held 0 s: it starts the mean hold (then 0.2 s: not slow)
     first.release()
-    second.release()
     assert admission.in_flight == 0
     pair = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]  # the pool is full
     with pytest.raises(KimiTimeoutError):

@@ -30,7 +30,7 @@ MISSES = {
     "8/s, 0.2-1 s answers": (1.15, 1.24),
     "5/s, 0.2-1 s answers": (1.15, 1.42),
     "20/s, 30-90 s answers, 2,000 concurrent": (1.19, 1.15),
-    "500/s, 1-2 s answers, 800 concurrent": (1.32, 1.15),
+    "500/s, 1-2 s answers, 800 concurrent": (1.28, 1.15),
     "50/s, 0.8-2.5 s, 4 processes": (1.32, 1.15),
     "50/s, 0.1-0.5 s, 8 processes": (1.15, 1.25),
     "50/s, 0.1-0.5 s, 16 processes": (1.15, 1.39),
