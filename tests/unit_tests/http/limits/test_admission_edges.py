@@ -428,6 +428,18 @@ def test_the_first_released_slot_starts_the_mean_hold() -> None:
     assert admission.capacity == 2
 
 
+def test_a_mean_hold_of_exactly_slow_answer_counts_as_slow() -> None:
+    # The slot held exactly KNOBS.slow_answer (1 s, exact in binary): "held slow_answer on
+    # average" includes the bound, so the pool full of a request just sent grows at once.
+    admission, clock = gate(max_capacity=2)
+    held = admission.call(30.0).enter(clock.sleep)
+    clock.now += KNOBS.slow_answer
+    held.release()
+    admission.call(30.0).enter(clock.sleep)  # just sent: the pool is full, its mean age 0
+    admission.call(0.0).enter(clock.sleep)  # the pool grows instead of timing out
+    assert admission.capacity == 2
+
+
 def test_requests_out_slow_answer_on_average_but_for_rounding_grow_a_full_pool() -> None:
     # The one request in flight has been out 1 s less 1e-10 s (in binary: ~9e-11 s short): due
     # but for rounding is due, the pool grows at once rather than waiting 1e-10 s.
