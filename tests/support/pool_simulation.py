@@ -351,8 +351,14 @@ def _pacer(admission: Admission) -> Pacer:
     return admission.controller.pacer
 
 
-def run(profile: Profile, seed: int = 0) -> Result:
+def run(
+    profile: Profile, seed: int = 0, *, setup: Callable[[_Simulation], None] | None = None
+) -> Result:
+    """One run of `profile`; `setup` may change the simulation's client processes before it
+    starts (`tests.support.told_pacer`)."""
     sim = _Simulation(profile, seed)
+    if setup is not None:
+        setup(sim)
     ideal = ideal_seconds(profile)
     sim.run(horizon=50 * ideal + 60)
     admissions = [process.admission for process in sim.processes]

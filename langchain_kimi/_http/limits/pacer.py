@@ -17,13 +17,14 @@ the rate is re-measured step by step:
   during the step (the sends minus their 429s, per second), times `margin`, but never below
   `min_cut` of the rate: a token-bucket gateway whose bucket is empty admits exactly its rate,
   so one step measures it, whatever its burst or `Retry-After` (the first step, if the gateway
-  refused most of its sends, however far below: the first rate counted the burst). What the
-  gateway admitted over the last `lookback` of the episode counts when it is more: a window
-  per second, its count spent, refuses the rest of its second, and a step in it admitted
-  nothing (issue 29: windows 1.39-1.52x ideal with the step alone). Once a 429 has taken
-  `slow_refusal` or longer to come back, a step counts its sends one such refusal back (the 429s
-  of the last ones are still out): 429s taking 2 s had the pacer read every step as admitted
-  (issue 29: 2.25x ideal in the simulation, 1.34-1.49x since).
+  refused most of its sends, however far below: the first rate counted the burst). A step
+  that admitted nothing takes what the gateway admitted over the last `lookback` of the
+  episode instead (at most the rate): a window per second, its count spent, refuses the rest
+  of its second (issue 29: windows 1.39-1.52x ideal with the step alone). Taking the larger of
+  the two for every throttled step was tried and not kept (docs/benchmarks.md). Once a 429
+  has taken `slow_refusal` or longer to come back, a step counts its sends one such refusal
+  back (the 429s of the last ones are still out): 429s taking 2 s had the pacer read every
+  step as admitted (issue 29: 2.25x ideal in the simulation, 1.34-1.49x since).
 - **Probing.** A clean step in which calls waited for their turn and the pace was used raises
   the rate: by `probe` requests/s, then twice as much after each further clean step (never more
   than `max_probe` of the rate: tripling it), so a gateway whose limit rose, or a share another
