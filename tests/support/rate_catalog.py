@@ -102,6 +102,9 @@ OTHER_KINDS = {
         50, calls=600, overload=Overload(status=529, retry_after=False)
     ),
     "50/s, 429s taking 2 s": Profile(50, refusal=(2.0, 2.0)),
+    # A refusal slower than the slow start's first horizon (0.25 s) but far quicker than 2 s: a
+    # gateway across an ocean, or a proxy that queues its 429s (found by a helper's sweep).
+    "50/s, 429s taking 0.2-0.4 s": Profile(50, refusal=(0.2, 0.4)),
 }
 
 ALL = TOKEN_BUCKETS | OTHER_KINDS

@@ -93,7 +93,7 @@ class Paced:
         return max(turn, self.starved.delay(now)) if self._starving(now) else turn
 
     def sent(self, request: Request, now: float) -> None:
-        self.slow_start.sent(request, now)
+        self.slow_start.sent(request, now, spaced=self.pacer.rate is None)
         self.pacer.sent(now)
         self.in_flight.sent(request, now)
 

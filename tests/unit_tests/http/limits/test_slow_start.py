@@ -7,6 +7,8 @@ applies while the pacer is inert (`test_admission`); here it is driven directly.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from langchain_kimi._errors import KimiRateLimitError
@@ -296,3 +298,39 @@ def test_a_pool_filled_by_a_paced_turn_grows_without_waiting_for_a_slot_to_free(
         next(second_turns)  # granted: the capacity grew
     assert gate.capacity == 4
     held.release()
+
+
+@dataclass(frozen=True, eq=False)
+class Sent:
+    """A request as the controller sees it (each one its own key)."""
+
+    sent_at: float
+    in_flight: int = 1
+    crowded: bool = True
+
+
+def test_a_pool_whose_pacer_healed_owes_the_slow_start_nothing_for_the_paced_sends() -> None:
+    # A 429 that took 2 s makes the slow start's horizon 4 s: its window of KNOBS.start_window
+    # spaces its sends 0.4 s apart. The pacer then paced 100 sends at 50/s or more, each answered
+    # after the next four went (five in flight, so the pool is never empty). Once the pacer
+    # heals, the slow start decides the turns again, and the paced sends were not its to space
+    # (issue 29: behind 429s taking 0.2-0.4 s, a pool paced at 150/s healed and then held its
+    # last calls 20 s, 3.3x ideal).
+    controller = Paced(max_window=4000)
+    refused = object()
+    controller.slow_start.sent(refused, 0.0)
+    controller.slow_start.refused(refused, sent_at=0.0, now=2.0)
+    controller.pacer = paced_pacer(50.0, at=2.0)
+    now = 2.0
+    out: list[Sent] = []
+    for _ in range(100):
+        now += controller.delay(now)
+        out.append(Sent(now))
+        controller.sent(out[-1], now)
+        if len(out) > 5:
+            answered = out.pop(0)
+            controller.record(answered, ANSWERED, now)
+            controller.record(answered, None, now)
+    now += KNOBS.heal + 0.25  # the last five still out (long answers)
+    assert controller.rate(now) is None  # healed: the slow start's turn
+    assert controller.delay(now) == 0.0
