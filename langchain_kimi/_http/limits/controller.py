@@ -7,7 +7,8 @@ request its turn (`lost_turn`: the call goes back to its place without spending 
 since when the gateway has admitted none of the pool's requests (`starved_since`: a call whose
 pool timeout runs out then fails with the rate limit, not a timeout).
 Its parts are controllers of their own kind, sans-I/O, each with one job: `slow_start` (sends
-spread until the gateway has had a chance to refuse them), `pacer` (a token bucket at the
+spread until the gateway has had a chance to refuse them, and where the answers come back
+sooner than that, at most a window of them unanswered), `pacer` (a token bucket at the
 admitted rate from the first 429 to a request sent with others on), `in_flight` (a cap on the
 requests in flight where the 429s show a concurrency limit), `starved` (one probe at a time
 while the gateway admits none of the pool's requests), `cool_down` (every call held back until a
@@ -86,6 +87,7 @@ class Paced:
         self.pacer = Pacer()
         self.in_flight = InFlightCap()
         self.starved = Starved()
+        self._in_flight = 0  # sent, their slots not given back yet
 
     def delay(self, now: float) -> float:
         turn = self.pacer.delay(now)  # first: it may heal to inert as of `now`
@@ -93,13 +95,16 @@ class Paced:
         return max(turn, self.starved.delay(now)) if self._starving(now) else turn
 
     def sent(self, request: Request, now: float) -> None:
+        self._in_flight += 1
         self.slow_start.sent(request, now, spaced=self.pacer.rate is None)
         self.pacer.sent(now)
         self.in_flight.sent(request, now)
 
     def record(self, request: Request, outcome: Outcome | None, now: float) -> None:
         self.slow_start.record(request, outcome, now)
-        if outcome is not None and outcome.kind == "throttled":
+        if outcome is None:  # its slot is given back
+            self._in_flight -= 1
+        elif outcome.kind == "throttled":
             served = self.slow_start.admitted_recently(now) or self.slow_start.starting(now)
             if request.crowded and not served:  # a lone call's 429 is its own to wait
                 self.starved.refused(request.sent_at, now, outcome.retry_after)
@@ -123,7 +128,14 @@ class Paced:
         return self.pacer.current(now)
 
     def limit(self, now: float) -> int | None:
-        return self.starved.limit() if self._starving(now) else self.in_flight.limit(now)
+        if self._starving(now):
+            return self.starved.limit()
+        cap = self.in_flight.limit(now)
+        if self.pacer.rate is None:  # the slow start's turn: it bounds the unproven if quick
+            window = self.slow_start.limit(self._in_flight)
+            if window is not None:
+                cap = window if cap is None else min(cap, window)
+        return cap
 
     def serving(self, now: float) -> bool:
         return self.slow_start.admitted_recently(now)

@@ -74,6 +74,13 @@ class Knobs:
         "time after which a request not refused counts as admitted, before any 429",
     )
     min_horizon: float = _knob(0.05, "s", "slow start", "shortest horizon once a 429 was seen")
+    quick_answers: float = _knob(
+        1.25,
+        "x",
+        "slow start",
+        "answers all back within this many horizons, the first window's too: age proves nothing,"
+        " the window bounds the unproven requests in flight",
+    )
     horizon_per_refusal: float = _knob(
         2.0, "x", "slow start", "the horizon, in multiples of the slowest refusal seen"
     )

@@ -22,6 +22,19 @@ gateway's bucket before the first 429 was seen, 150 of them refused.
 - `horizon` is how long a refusal can take: `first_horizon` until a 429 has been seen, then
   `horizon_per_refusal` times the slowest refusal seen (at least `min_horizon`): a loopback
   gateway refuses in a millisecond, one across an ocean in a few hundred.
+- **Quick answers.** Proof by age assumes that a refusal takes no longer than the horizon. Once
+  every one of the pool's first `start_window` requests was answered (a whole sample: the first
+  answers alone are the quick part of it) and every answer so far came back within
+  `quick_answers` horizons, age proves nothing: the answers prove the window's growth as soon,
+  and a request out longer than every answer is as likely a refusal that takes long. The
+  unproven requests in flight are then bounded by the window (`limit`; TCP's congestion window:
+  a send for each answer, one more while the window grows). 429s taking 2 s behind a 50/s
+  bucket whose answers take 50-250 ms (issue 29): each request out 0.25 s counted as admitted,
+  the window grew to 338 before the first 429 came back, and 239 requests were refused by then;
+  1.52x ideal and 1.77 requests per answer, 1.14x and 1.50 with the bound (worst of 16 seeds;
+  no other profile moved). A pool whose answers take longer than the horizon (an LLM answer of
+  more than a few tokens: 0.5 s to minutes) never meets the condition, and one slower answer
+  ends it for good.
 
 `admitted_recently` says whether the gateway admitted a request of this pool within
 `serving_window` (answered it, or held it past the horizon), `starting` whether a request left
@@ -51,6 +64,10 @@ class SlowStart:
     _due: float = field(default=float("-inf"), repr=False)  # when the next send is due
     _last_sent: float = field(default=float("-inf"), repr=False)
     _started_at: float = field(default=float("-inf"), repr=False)  # its first send after idle
+    _slowest_answer: float = field(default=0.0, repr=False)  # from its send
+    _first_out: set[object] = field(default_factory=set, repr=False)  # the first window, still out
+    _first_sent: int = field(default=0, repr=False)
+    _first_lost: bool = field(default=False, repr=False)  # one of them ended unanswered
 
     @property
     def horizon(self) -> float:
@@ -61,6 +78,25 @@ class SlowStart:
     @property
     def unproven(self) -> int:
         return len(self._unproven)
+
+    @property
+    def quick(self) -> bool:
+        """Whether the answers are quick: the first window all answered, and every answer within
+        `quick_answers` horizons (then age proves nothing, and `limit` bounds the unproven)."""
+        return (
+            self._first_sent >= KNOBS.start_window
+            and not self._first_out
+            and not self._first_lost
+            and self._slowest_answer < KNOBS.quick_answers * self.horizon
+        )
+
+    def limit(self, in_flight: int) -> int | None:
+        """The most requests allowed in flight, `in_flight` of them out now, while the answers
+        are quick: the window's worth unproven, besides those answered whose slots are still
+        held (streams); None otherwise."""
+        if not self.quick:
+            return None
+        return in_flight - len(self._unproven) + self.window
 
     def delay(self, now: float) -> float:
         """0 when another request may go now; else the seconds until it may."""
@@ -77,6 +113,9 @@ class SlowStart:
             self._started_at = now  # a pool starting from idle: a new start
         self._last_sent = now
         self._unproven[key] = now
+        if self._first_sent < KNOBS.start_window:
+            self._first_sent += 1
+            self._first_out.add(key)
         if spaced:
             self._due = max(self._due, now) + self._spacing
 
@@ -85,10 +124,16 @@ class SlowStart:
         # `window` sends per horizon, spread out (a burst of `start_window` at most)
         return self.horizon / self.window
 
-    def answered(self, key: object, now: float) -> None:
-        """The gateway answered the request: admitted (it may have been proven by age already)."""
+    def answered(self, key: object, now: float, sent_at: float | None = None) -> None:
+        """The gateway answered the request, sent at `sent_at` (None: as recorded while it was
+        unproven): admitted (it may have been proven by age already)."""
         self._admitted_at = now
-        if self._unproven.pop(key, None) is not None:
+        self._first_out.discard(key)
+        unproven_since = self._unproven.pop(key, None)
+        sent = unproven_since if sent_at is None else sent_at
+        if sent is not None:
+            self._slowest_answer = max(self._slowest_answer, now - sent)
+        if unproven_since is not None:
             self._grow()
         if not self._unproven:  # all answered: one call after another never waits
             self._due = min(self._due, now)
@@ -96,6 +141,7 @@ class SlowStart:
     def refused(self, key: object, sent_at: float, now: float) -> None:
         """The request came back 429."""
         self._unproven.pop(key, None)
+        self._unanswered(key)
         took = now - sent_at
         if self._slowest_refusal is None or took > self._slowest_refusal:
             self._slowest_refusal = took
@@ -104,12 +150,19 @@ class SlowStart:
     def ended(self, key: object) -> None:
         """The request ended otherwise (another error, or it was never sent): proves nothing."""
         self._unproven.pop(key, None)
+        self._unanswered(key)
+
+    def _unanswered(self, key: object) -> None:
+        """A request of the first window ended unanswered: its answers are no whole sample."""
+        if key in self._first_out:
+            self._first_out.discard(key)
+            self._first_lost = True
 
     def record(self, request: Request, outcome: Outcome | None, now: float) -> None:
         """How `request` ended (None: given up without a verdict)."""
         kind = None if outcome is None else outcome.kind
         if kind == "answered":
-            self.answered(request, now)
+            self.answered(request, now, request.sent_at)
         elif kind == "throttled":
             self.refused(request, request.sent_at, now)
         else:
@@ -135,7 +188,10 @@ class SlowStart:
         return sent_at - self._started_at < KNOBS.serving_window
 
     def _age(self, now: float) -> None:
-        """Requests out for a whole horizon without a 429 were admitted."""
+        """Requests out for a whole horizon without a 429 were admitted (unless the answers are
+        quick)."""
+        if self.quick:
+            return
         horizon = self.horizon
         while self._unproven:
             key, sent_at = next(iter(self._unproven.items()))

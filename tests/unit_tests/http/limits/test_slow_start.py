@@ -334,3 +334,87 @@ def test_a_pool_whose_pacer_healed_owes_the_slow_start_nothing_for_the_paced_sen
     now += KNOBS.heal + 0.25  # the last five still out (long answers)
     assert controller.rate(now) is None  # healed: the slow start's turn
     assert controller.delay(now) == 0.0
+
+
+def answer_first_window(start: SlowStart | Paced, took: float) -> None:
+    """The pool's first KNOBS.start_window requests, sent at 0, all answered `took` later (their
+    slots given back)."""
+    for _ in range(KNOBS.start_window):
+        request = Sent(0.0)
+        start.sent(request, 0.0)
+        start.record(request, ANSWERED, took)
+        start.record(request, None, took)
+
+
+def test_where_every_answer_beats_the_horizon_age_proves_nothing_and_the_window_bounds() -> None:
+    # 429s taking 2 s behind a 50/s bucket whose answers take 50-250 ms (issue 29): every request
+    # out KNOBS.first_horizon counted as admitted, the window grew to 338 before the first 429
+    # came back and 239 requests were refused by then (1.52x ideal, 1.77 requests per answer).
+    start = SlowStart(max_window=4000)
+    answer_first_window(start, took=1 / 8)
+    window = 2 * KNOBS.start_window
+    assert start.window == window
+    out = [Sent(1 / 8) for _ in range(window)]
+    for request in out:
+        start.sent(request, 1 / 8)  # (the spacing aside)
+    now = 13 / 32  # out longer than the horizon, no 429 yet
+    start.delay(now)
+    assert start.unproven == window  # not proven by age: the answers came back sooner
+    assert start.window == window  # nor grown by it
+    assert start.quick
+    assert start.limit(in_flight=window) == window  # nothing more until one is answered
+    start.record(out[0], ANSWERED, now)  # within KNOBS.quick_answers horizons: still quick
+    assert start.limit(in_flight=window) == window + 2  # its slot still held (a stream)
+    start.record(out[0], None, now)
+    assert start.limit(in_flight=window - 1) == window + 1  # one for the answer, one for growth
+    start.delay(4.0)  # the others, out for seconds: still unproven
+    assert start.unproven == window - 1
+
+
+def test_answers_slower_than_the_horizon_keep_the_proof_by_age_and_no_bound() -> None:
+    # Every LLM answer of more than a few tokens: 0.5 s to minutes.
+    start = SlowStart(max_window=4000)
+    answer_first_window(start, took=1 / 2)  # more than KNOBS.quick_answers horizons
+    send(start, 1.0)
+    start.delay(1.0 + KNOBS.first_horizon)
+    assert start.unproven == 0
+    assert not start.quick
+    assert start.limit(in_flight=1) is None
+
+
+def test_one_slower_answer_ends_the_quick_answers_even_of_a_request_proven_by_age() -> None:
+    start = SlowStart(max_window=4000)
+    first = [Sent(0.0) for _ in range(KNOBS.start_window)]
+    for request in first:
+        start.sent(request, 0.0)
+    for request in first[1:]:
+        start.record(request, ANSWERED, 1 / 8)
+    start.delay(KNOBS.first_horizon)  # the first window not all answered yet: proven by age
+    assert start.unproven == 0
+    start.record(first[0], ANSWERED, 1 / 2)  # its answer still counts, from its send
+    assert not start.quick
+
+
+def test_a_first_window_with_a_refusal_is_no_sample_of_the_answers() -> None:
+    # The first answers alone are the quick part of them: only a whole window tells.
+    start = SlowStart(max_window=4000)
+    first = [Sent(0.0) for _ in range(KNOBS.start_window)]
+    for request in first:
+        start.sent(request, 0.0)
+    start.record(first[0], Outcome("throttled"), 1 / 16)
+    for request in first[1:]:
+        start.record(request, ANSWERED, 1 / 8)
+    assert not start.quick
+    assert start.limit(in_flight=0) is None
+
+
+def test_the_window_bounds_the_requests_in_flight_only_while_the_pacer_is_inert() -> None:
+    controller = Paced(max_window=4000)
+    answer_first_window(controller, took=1 / 8)
+    window = 2 * KNOBS.start_window
+    assert controller.limit(1 / 8) == window
+    for _ in range(5):
+        controller.sent(Sent(1 / 8), 1 / 8)
+    assert controller.limit(1.0) == window  # 5 in flight, all unproven
+    controller.pacer = paced_pacer(rate=50.0, at=1.0)
+    assert controller.limit(1.0) is None  # paced: the pacer's turns, not the window

