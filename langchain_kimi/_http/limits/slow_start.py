@@ -65,9 +65,10 @@ class SlowStart:
     _last_sent: float = field(default=float("-inf"), repr=False)
     _started_at: float = field(default=float("-inf"), repr=False)  # its first send after idle
     _slowest_answer: float = field(default=0.0, repr=False)  # from its send
-    _first_out: set[object] = field(default_factory=set, repr=False)  # the first window, still out
+    # The first window's requests not answered: not yet, or never (refused, failed: they stay,
+    # and the first window is then no whole sample of the answers).
+    _first_unanswered: set[object] = field(default_factory=set, repr=False)
     _first_sent: int = field(default=0, repr=False)
-    _first_lost: bool = field(default=False, repr=False)  # one of them ended unanswered
 
     @property
     def horizon(self) -> float:
@@ -85,8 +86,7 @@ class SlowStart:
         `quick_answers` horizons (then age proves nothing, and `limit` bounds the unproven)."""
         return (
             self._first_sent >= KNOBS.start_window
-            and not self._first_out
-            and not self._first_lost
+            and not self._first_unanswered
             and self._slowest_answer < KNOBS.quick_answers * self.horizon
         )
 
@@ -115,7 +115,7 @@ class SlowStart:
         self._unproven[key] = now
         if self._first_sent < KNOBS.start_window:
             self._first_sent += 1
-            self._first_out.add(key)
+            self._first_unanswered.add(key)
         if spaced:
             self._due = max(self._due, now) + self._spacing
 
@@ -124,16 +124,13 @@ class SlowStart:
         # `window` sends per horizon, spread out (a burst of `start_window` at most)
         return self.horizon / self.window
 
-    def answered(self, key: object, now: float, sent_at: float | None = None) -> None:
-        """The gateway answered the request, sent at `sent_at` (None: as recorded while it was
-        unproven): admitted (it may have been proven by age already)."""
+    def answered(self, key: object, sent_at: float, now: float) -> None:
+        """The gateway answered the request sent at `sent_at`: admitted (it may have been proven
+        by age already; its answer time counts all the same, or the slow ones go unseen)."""
         self._admitted_at = now
-        self._first_out.discard(key)
-        unproven_since = self._unproven.pop(key, None)
-        sent = unproven_since if sent_at is None else sent_at
-        if sent is not None:
-            self._slowest_answer = max(self._slowest_answer, now - sent)
-        if unproven_since is not None:
+        self._first_unanswered.discard(key)
+        self._slowest_answer = max(self._slowest_answer, now - sent_at)
+        if self._unproven.pop(key, None) is not None:
             self._grow()
         if not self._unproven:  # all answered: one call after another never waits
             self._due = min(self._due, now)
@@ -141,7 +138,6 @@ class SlowStart:
     def refused(self, key: object, sent_at: float, now: float) -> None:
         """The request came back 429."""
         self._unproven.pop(key, None)
-        self._unanswered(key)
         took = now - sent_at
         if self._slowest_refusal is None or took > self._slowest_refusal:
             self._slowest_refusal = took
@@ -150,19 +146,12 @@ class SlowStart:
     def ended(self, key: object) -> None:
         """The request ended otherwise (another error, or it was never sent): proves nothing."""
         self._unproven.pop(key, None)
-        self._unanswered(key)
-
-    def _unanswered(self, key: object) -> None:
-        """A request of the first window ended unanswered: its answers are no whole sample."""
-        if key in self._first_out:
-            self._first_out.discard(key)
-            self._first_lost = True
 
     def record(self, request: Request, outcome: Outcome | None, now: float) -> None:
         """How `request` ended (None: given up without a verdict)."""
         kind = None if outcome is None else outcome.kind
         if kind == "answered":
-            self.answered(request, now, request.sent_at)
+            self.answered(request, request.sent_at, now)
         elif kind == "throttled":
             self.refused(request, request.sent_at, now)
         else:

@@ -43,20 +43,20 @@ def test_one_call_after_another_never_waits() -> None:
     start = SlowStart(max_window=4000)
     for _ in range(1000):
         key = send(start, 5.0)
-        start.answered(key, 5.0)
+        start.answered(key, 5.0, 5.0)
     assert start.delay(5.0) == 0.0
 
 
 def test_each_admitted_request_widens_the_window_by_one_up_to_the_maximum() -> None:
     start = SlowStart(max_window=12)
     keys = [send(start, 0.0) for _ in range(KNOBS.start_window)]
-    start.answered(keys[0], 0.125)
+    start.answered(keys[0], 0.0, 0.125)
     assert start.window == KNOBS.start_window + 1
     # Out for a whole horizon without a 429: admitted, whether answered yet or not.
     assert start.delay(KNOBS.first_horizon) == 0.0
     assert start.unproven == 0
     assert start.window == 12  # capped
-    start.answered(keys[1], 1.0)  # proven by age already: no second count
+    start.answered(keys[1], 0.0, 1.0)  # proven by age already: no second count
     assert start.window == 12
 
 
@@ -100,7 +100,7 @@ def test_an_ended_request_proves_nothing() -> None:
 
 def test_the_gateway_serves_the_pool_for_a_serving_window_after_it_admitted_a_request() -> None:
     start = SlowStart(max_window=4000)
-    start.answered(send(start, 0.0), 1.0)
+    start.answered(send(start, 0.0), 0.0, 1.0)
     assert start.admitted_recently(1.0 + KNOBS.serving_window - 1 / 64)
     assert not start.admitted_recently(1.0 + KNOBS.serving_window)
 
@@ -255,8 +255,8 @@ def test_an_answer_for_a_request_proven_by_age_does_not_widen_the_window_again()
     key = send(start, 0.0)
     start.delay(KNOBS.first_horizon)  # proven by age: KNOBS.start_window + 1
     assert start.window == KNOBS.start_window + 1
-    start.answered(key, 1.0)
-    start.answered(object(), 1.0)  # a request it never counted as unproven
+    start.answered(key, 0.0, 1.0)
+    start.answered(object(), 0.0, 1.0)  # a request it never counted as unproven
     assert start.window == KNOBS.start_window + 1
 
 
@@ -418,3 +418,29 @@ def test_the_window_bounds_the_requests_in_flight_only_while_the_pacer_is_inert(
     assert controller.limit(1.0) == window  # 5 in flight, all unproven
     controller.pacer = paced_pacer(rate=50.0, at=1.0)
     assert controller.limit(1.0) is None  # paced: the pacer's turns, not the window
+
+
+def test_the_first_window_is_all_of_its_requests_not_the_first_answered() -> None:
+    # Half of the first window answered quickly, the other half still out: no whole sample yet.
+    start = SlowStart(max_window=4000)
+    first = [Sent(0.0) for _ in range(KNOBS.start_window)]
+    for request in first:
+        start.sent(request, 0.0)
+    for request in first[: KNOBS.start_window // 2]:
+        start.record(request, ANSWERED, 1 / 8)
+    assert not start.quick
+    for request in first[KNOBS.start_window // 2 :]:
+        start.record(request, ANSWERED, 1 / 8)
+    assert start.quick
+
+
+def test_a_first_window_request_that_failed_otherwise_is_no_sample_either() -> None:
+    start = SlowStart(max_window=4000)
+    first = [Sent(0.0) for _ in range(KNOBS.start_window)]
+    for request in first:
+        start.sent(request, 0.0)
+    start.record(first[0], Outcome("other"), 1 / 16)
+    start.record(first[0], None, 1 / 16)  # its slot given back
+    for request in first[1:]:
+        start.record(request, ANSWERED, 1 / 8)
+    assert not start.quick
