@@ -444,3 +444,22 @@ def test_a_first_window_request_that_failed_otherwise_is_no_sample_either() -> N
     for request in first[1:]:
         start.record(request, ANSWERED, 1 / 8)
     assert not start.quick
+
+
+def test_an_in_flight_cap_and_the_quick_answers_window_both_bound_the_pool() -> None:
+    # Answers in 1/128 s (quick) from a gateway that also refuses above 12 in flight: the cap
+    # learnt from its 429s (two bursts a step apart, refused from count 13 on) is tighter than
+    # the window of 20 the first answers grew, and the tighter one holds.
+    controller = Paced(max_window=4000)
+    answer_first_window(controller, took=1 / 128)
+    now = 1.0
+    for _ in range(2):
+        for count in range(1, 12 + 3):
+            request = Sent(now, in_flight=count)
+            controller.in_flight.sent(request, now)
+            if count > 12:
+                controller.in_flight.refused(request, now)
+        now += KNOBS.step
+    assert controller.slow_start.quick
+    assert controller.slow_start.limit(in_flight=0) == 2 * KNOBS.start_window
+    assert controller.limit(now) == 12
