@@ -186,6 +186,9 @@ OTHER_KINDS = (
         overload=(0.3, 10, 503, False),
     ),
     Cell("50/s, 429s taking 2 s", 50, refusal_delay=2.0, refusal_min=2.0),
+    # Refusals slower than the slow start's first horizon (0.25 s): the simulation's profile of
+    # the same name (a pool paced behind them once waited for the slow start's schedule).
+    Cell("50/s, 429s taking 0.2-0.4 s", 50, refusal_delay=0.4, refusal_min=0.2),
     # Client processes sharing one key behind one limit, enforced by the one gateway process
     # (issue 29's starved pools, `_http/limits/starved.py`; the simulation's
     # `STARVED_BEHIND_A_SHARED_CONCURRENCY_LIMIT` with fewer calls, so that a run takes 1 min).
