@@ -9,7 +9,6 @@ wall target. Simulated time only: no clock, no sleep.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +16,6 @@ from benchmarks import limits
 from tests.support import rate_bounds
 from tests.support.pool_simulation import Overload, Profile, _Simulation, ideal_seconds
 from tests.support.rate_catalog import ALL
-from tests.unit_tests.http.limits.test_rate_profiles import MISSES
 
 OVERLOADS = [name for name, profile in ALL.items() if profile.overload is not None]
 FIXED_TIMES = [
@@ -248,10 +246,3 @@ def test_the_ideal_of_a_window_counts_whole_seconds() -> None:
         assert sum(admitted[:400]) == 400  # 50 in each of the seconds 0..7
         assert admitted[400]  # the 401st at 8 s, not sooner
         assert limits.ideal_seconds(kind, calls=400, answer=0.15, rate=50, burst=1.0) == 7.15
-
-
-def test_the_table_in_the_docs_is_the_one_the_bounds_and_misses_give() -> None:
-    # docs/benchmarks.md, "What no client can do": `python -m tests.support.rate_bounds` as it is
-    # today (its last column is `MISSES`: a change there must render the table again).
-    page = (Path(__file__).parents[4] / "docs" / "benchmarks.md").read_text()
-    assert rate_bounds.table(MISSES) in page

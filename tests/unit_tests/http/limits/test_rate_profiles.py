@@ -16,9 +16,11 @@ miss; a bound there is today's figure, not a margin of its own. The loopback ben
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tests.support import shared_limit_grid
+from tests.support import rate_bounds, shared_limit_grid
 from tests.support.pool_simulation import Profile, run
 from tests.support.rate_catalog import ALL, SEEDS
 
@@ -33,17 +35,17 @@ MISSES = {
     "500/s, 1-2 s answers, 800 concurrent": (1.28, 1.15),
     "50/s, 0.8-2.5 s, 4 processes": (1.32, 1.15),
     "50/s, 0.1-0.5 s, 8 processes": (1.15, 1.25),
-    "50/s, 0.1-0.5 s, 16 processes": (1.15, 1.39),
+    "50/s, 0.1-0.5 s, 16 processes": (1.15, 1.38),
     "concurrency limit 20, 0.1-0.5 s answers": (1.21, 1.15),
     "concurrency limit 20, 0.1-0.5 s answers, 4 processes": (1.57, 1.19),
     "concurrency limit 20, 0.8-2.5 s answers, 2 processes": (1.24, 1.3),
-    "1.2M tokens per minute, 5-15k-token prompts": (1.15, 1.56),
+    "1.2M tokens per minute, 5-15k-token prompts": (1.15, 1.58),
     "50/s sliding-window log": (1.52, 1.25),
     "50/s sliding-window log, 0.8-2.5 s answers": (1.46, 1.25),
     "50/s fixed window per second": (1.43, 1.36),
     "50/s fixed window, 0.8-2.5 s answers": (1.39, 1.38),
     "20/s fixed window, Retry-After: 0": (1.39, 1.37),
-    "50/s fixed window, 4 processes": (1.39, 1.31),
+    "50/s fixed window, 4 processes": (1.38, 1.28),
     "50/s falling to 10/s at 2 s": (1.15, 1.19),
     "100/s falling to 10/s at 2 s": (1.16, 1.16),
     "10/s rising to 50/s at 3 s": (1.15, 1.19),
@@ -53,7 +55,8 @@ MISSES = {
     "50/s, 30 % 503 without Retry-After for 10 s": (1.15, 1.6),
     "50/s, 30 % 529 without Retry-After for 10 s": (1.15, 1.6),
     "50/s, 429s taking 2 s": (1.15, 1.5),
-    "50/s, 429s taking 0.2-0.4 s": (1.15, 1.82),
+    "50/s, 429s taking 50-200 ms": (1.17, 1.15),
+    "50/s, 429s taking 0.2-0.4 s": (1.16, 1.34),
 }
 
 
@@ -189,3 +192,10 @@ def test_the_shared_limit_grid_is_the_one_the_docs_describe() -> None:
         3: (3, 30),
         20: (0, 5),
     }
+
+
+def test_the_bounds_table_in_the_docs_has_these_misses() -> None:
+    # docs/benchmarks.md, "What no client can do": `python -m tests.support.rate_bounds` as it is
+    # today; its last column is MISSES, so a change there must render the table again.
+    page = (Path(__file__).parents[4] / "docs" / "benchmarks.md").read_text()
+    assert rate_bounds.table(MISSES) in page
