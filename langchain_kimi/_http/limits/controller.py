@@ -97,7 +97,7 @@ class Paced:
     def sent(self, request: Request, now: float) -> None:
         self._in_flight += 1
         self.slow_start.sent(request, now, spaced=self.pacer.rate is None)
-        self.pacer.sent(now)
+        self.pacer.sent(now, request.in_flight)
         self.in_flight.sent(request, now)
 
     def record(self, request: Request, outcome: Outcome | None, now: float) -> None:
@@ -111,7 +111,9 @@ class Paced:
             if self.in_flight.refused(request, now):
                 self.pacer.stop()  # the cap's 429s: the rate is not what limits
             else:
-                self.pacer.throttled(request.sent_at, now, alone=not request.crowded)
+                self.pacer.throttled(
+                    request.sent_at, now, alone=not request.crowded, count=request.in_flight
+                )
 
     def lost_turn(self, request: Request, now: float) -> bool:
         return self._starving(now) or self.slow_start.lost_turn(request, now)

@@ -13,6 +13,10 @@ first burst, rise with it, all within an instant). So, over the sends of the las
   above came spread over a `step` or more, and at least `cap_share` of the sends counted that
   high were refused. The cap is one below that count; the 429s above it are the cap's, and the
   pacer does not slow down for them (`refused` returns True; the controller stops pacing).
+- **Before a cap is learnt** the pacer's first step keeps its rate where its 429s came only
+  above the counts it admitted, after a fall in the count (`pacer.py`): cutting it held the
+  pool far below the limit, where no 429 came to teach the cap until the raises brought the
+  rate back.
 - **A 429 at or below the cap** drops it: that gateway is not limiting concurrency there. So
   does a 429 that took `slow_refusal` or longer: it held its slot all that time, and the
   counts include refusals still on their way (429s taking 2 s had a cap hold the pool at 2.8x

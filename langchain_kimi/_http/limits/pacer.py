@@ -32,6 +32,19 @@ the rate is re-measured step by step:
   most of its 429s still out, and it read as clean or mostly admitted (issue 29, 16 seeds: 1.82
   requests per answer, 1.36 since). Below `late_refusal` the share of a step's 429s still out
   is noise; waiting for it moved the quick-refusal profiles by chaos only.
+- **A first step whose 429s came only above the counts it admitted** holds the rate (neither
+  cut nor raised; the gateway counts as not measured yet, so the next clean step doubles it).
+  Each send carries the pool's in-flight count (`admission.Permit.in_flight`), and in that step
+  every send not refused (and sent a slowest refusal before the step ends: its 429 would be
+  back) was counted at most as high as the lowest count refused, one of them above
+  `start_window` (the first window says more about a burst than a limit), and one sent after
+  the first 429 at a lower count: the count fell and the gateway admitted again, which a bucket
+  that ran dry does not do, whatever the count. Those 429s are a concurrency limit's: cutting
+  the rate for them held the pool far below the limit, where no 429 came again to teach the
+  in-flight cap (`in_flight`) until the raises brought the rate back, about 1.5 s later (issue
+  29: a concurrency limit of 20 with 0.1-0.5 s answers, 1.23x ideal worst of 16 seeds, 1.12x
+  since). Only the first step: later, and without the fall in the count, it held the rate of
+  rate limits too (several processes, slow answers).
 - **Probing.** A clean step in which calls waited for their turn and the pace was used raises
   the rate: by `probe` requests/s, then twice as much after each further clean step (never more
   than `max_probe` of the rate: tripling it), so a gateway whose limit rose, or a share another
@@ -52,7 +65,7 @@ because gateways round it (whole seconds), omit it, or say 0.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from langchain_kimi._http.limits.knobs import KNOBS
@@ -82,11 +95,14 @@ class Pacer:
     _refused: deque[float] = field(default_factory=deque, repr=False)  # their 429s' send times
     _raised_from: float | None = field(default=None, repr=False)  # the rate before the last raise
     _raised_step: float = field(default=0.0, repr=False)  # when the step that raised it began
+    _step_counts: list[tuple[float, int]] = field(default_factory=list, repr=False)  # its sends
+    _step_refusals: list[tuple[float, int]] = field(default_factory=list, repr=False)  # their 429s
 
     # -- what happened -------------------------------------------------------------------------
 
-    def sent(self, now: float) -> None:
-        """A request of the pool went out (it took its turn)."""
+    def sent(self, now: float, count: int = 0) -> None:
+        """A request of the pool went out (it took its turn); `count`: the pool's requests in
+        flight, itself included (0: not known)."""
         self._advance(now)
         self._sends.append(now)
         self._forget(now)
@@ -95,10 +111,11 @@ class Pacer:
         self._refill(now)
         self._tokens -= 1.0
         self._step_sent += 1
+        self._step_counts.append((now, count))
 
-    def throttled(self, sent_at: float, now: float, *, alone: bool = False) -> None:
+    def throttled(self, sent_at: float, now: float, *, alone: bool = False, count: int = 0) -> None:
         """A request sent at `sent_at` was answered 429; `alone`: no other request of the pool
-        was in flight or waiting at its send."""
+        was in flight or waiting at its send; `count`: the in-flight count it was sent at."""
         self._advance(now)
         self._refused.append(sent_at)
         if alone and self.rate is None:
@@ -113,6 +130,7 @@ class Pacer:
             return
         if sent_at >= self._step_start:
             self._step_throttled += 1
+            self._step_refusals.append((sent_at, count))
             self._tokens = min(self._tokens, 0.0)  # the gateway's bucket is empty now
         elif self._raised_from is not None and sent_at >= self._raised_step:
             self._take_back_raise(self._raised_from)
@@ -148,6 +166,7 @@ class Pacer:
             self._stamp = now
             self._tokens = 0.0
             self._step_sent = self._step_throttled = self._clean_steps = 0
+            self._step_counts, self._step_refusals = [], []
             self._first_step = True
             self._episode_start = now
         sent, refused = self._counts(now - KNOBS.lookback, now)
@@ -179,7 +198,9 @@ class Pacer:
         measuring = step_throttled or self._first_step  # the first wave's 429s still come
         if measuring and step_sent < KNOBS.step_sends and span < KNOBS.longest_step:
             return  # too few sends to measure what the gateway admits: measure longer
-        if step_throttled:
+        if step_throttled and self._first_step and self._above_admitted(now):
+            pass  # a concurrency limit's 429s: the rate holds (not measured yet)
+        elif step_throttled:
             admitted = step_sent - step_throttled
             if admitted > 0:
                 measured = KNOBS.margin * admitted / span
@@ -204,6 +225,26 @@ class Pacer:
         self._end_first_step()
         self._step_start = now
         self._step_sent = self._step_throttled = 0
+        self._step_counts, self._step_refusals = [], []
+
+    def _above_admitted(self, now: float) -> bool:
+        """Whether the step's 429s all came above the in-flight counts it admitted, after a
+        fall in the count (the module docstring: a first step whose 429s came only above...)."""
+        refused = Counter(self._step_refusals)
+        admitted: list[tuple[float, int]] = []
+        for send in self._step_counts:
+            if refused[send]:
+                refused[send] -= 1
+            elif send[0] <= now - self._lag:  # its 429 would be back by now
+                admitted.append(send)
+        if not admitted or not self._step_refusals:
+            return False
+        lowest = min(count for _, count in self._step_refusals)
+        highest = max(count for _, count in admitted)
+        first = min(at for at, _ in self._step_refusals)
+        return KNOBS.start_window < highest <= lowest and any(
+            at > first and count < lowest for at, count in admitted
+        )
 
     def _late(self) -> bool:
         """Whether this episode's 429s take a good part of a step (`late_refusal`), but less
