@@ -380,3 +380,31 @@ def test_a_later_step_with_429s_only_above_what_it_admitted_measures() -> None:
     for k, count in enumerate([LIMIT, LIMIT - 2, LIMIT - 3]):
         pacer.sent(start + (3 + 2 * k) / 64, count)
     assert pacer.current(start + KNOBS.step) == pytest.approx(CUT)
+
+
+def test_a_send_exactly_one_refusal_old_at_the_steps_end_counts_as_admitted() -> None:
+    # Its 429 (1/64 s, the slowest seen) would be back by the step's end exactly: the fall in
+    # the count it shows is known, and the step holds (without it: 3 of 4 sends admitted, CUT).
+    pacer = first_step([LIMIT + 1, LIMIT + 1])
+    pacer.sent(STEP_END - 1 / 64, LIMIT - 2)
+    assert pacer.current(STEP_END) == FIRST_RATE
+
+
+def test_a_send_at_the_instant_of_the_first_429s_send_is_not_after_it() -> None:
+    # A lower count at the same instant as the refused send (told last) shows no fall after a
+    # 429: the step measures, 3 of its 4 sends admitted (no other admitted send came lower).
+    pacer = first_step([LIMIT + 1, LIMIT + 1])
+    pacer.sent((LIMIT + 2) / 64, LIMIT - 2)
+    assert pacer.current(STEP_END) == pytest.approx(CUT)
+
+
+def test_of_two_sends_at_one_instant_and_count_only_the_refused_one_is_refused() -> None:
+    # Two sends at one instant, both counted LIMIT + 2 (a slot freed between them), one refused:
+    # the other was admitted above the lowest count refused, so this is no concurrency limit's
+    # step, and it measures: 4 of 6 sends admitted.
+    pacer = first_step([LIMIT, LIMIT - 2, LIMIT - 3])
+    at = (LIMIT + 10) / 64
+    pacer.sent(at, LIMIT + 2)
+    pacer.sent(at, LIMIT + 2)
+    pacer.throttled(at, at + 1 / 64, count=LIMIT + 2)
+    assert pacer.current(STEP_END) == pytest.approx(KNOBS.margin * 4 / KNOBS.step)

@@ -615,3 +615,17 @@ def test_quick_429s_judge_a_step_at_its_end() -> None:
     assert pacer._lag < KNOBS.late_refusal
     _clean_raising_step(pacer, 2.0)
     assert pacer.current(2.25) == 40.0 + KNOBS.probe
+
+
+def test_429s_exactly_late_refusal_late_make_a_step_wait_for_its_429s() -> None:
+    # The slowest 429 took exactly KNOBS.late_refusal (set as the episode's lag: 0.03 s is no
+    # sum of binary fractions a clock reading gives): the step is judged that long after its
+    # KNOBS.step, not at its end.
+    pacer = paced_pacer(8.0)  # its step starts at 2.0
+    pacer._lag = KNOBS.late_refusal
+    for k in range(4):
+        pacer.sent(2.0 + k / 32)
+        if k < 2:
+            pacer.throttled(sent_at=2.0 + k / 32, now=2.015625 + k / 32)
+    assert pacer.current(2.25) == 8.0  # not judged yet
+    assert pacer.current(2.25 + KNOBS.late_refusal) == pytest.approx(KNOBS.margin * 2 / 0.25)
