@@ -415,25 +415,16 @@ def test_the_mean_hold_moves_a_tenth_of_the_way_to_each_released_slots_hold() ->
     assert admission.capacity == 2
 
 
-def test_the_first_released_slot_starts_the_mean_hold() -> None:
+@pytest.mark.parametrize("held_for", [1.5, KNOBS.slow_answer], ids=["1.5 s", "exactly slow_answer"])
+def test_the_first_released_slot_starts_the_mean_hold(held_for: float) -> None:
     # One slot held 1.5 s: the mean hold is 1.5 s at once (from 0 it would be 0.15 s, and a
     # full pool of 1-2 s answers waited for ten of them before it grew: 500/s of 1-2 s answers
-    # lost half a second, issue 29). The pool full of a request just sent grows at once.
+    # lost half a second, issue 29). Held exactly KNOBS.slow_answer (1 s, exact in binary):
+    # "held slow_answer on average" includes the bound. The pool full of a request just sent
+    # grows at once.
     admission, clock = gate(max_capacity=2)
     held = admission.call(30.0).enter(clock.sleep)
-    clock.now += 1.5
-    held.release()
-    admission.call(30.0).enter(clock.sleep)  # just sent: the pool is full, its mean age 0
-    admission.call(0.0).enter(clock.sleep)  # the pool grows instead of timing out
-    assert admission.capacity == 2
-
-
-def test_a_mean_hold_of_exactly_slow_answer_counts_as_slow() -> None:
-    # The slot held exactly KNOBS.slow_answer (1 s, exact in binary): "held slow_answer on
-    # average" includes the bound, so the pool full of a request just sent grows at once.
-    admission, clock = gate(max_capacity=2)
-    held = admission.call(30.0).enter(clock.sleep)
-    clock.now += KNOBS.slow_answer
+    clock.now += held_for
     held.release()
     admission.call(30.0).enter(clock.sleep)  # just sent: the pool is full, its mean age 0
     admission.call(0.0).enter(clock.sleep)  # the pool grows instead of timing out

@@ -395,13 +395,18 @@ def test_one_slower_answer_ends_the_quick_answers_even_of_a_request_proven_by_ag
     assert not start.quick
 
 
-def test_a_first_window_with_a_refusal_is_no_sample_of_the_answers() -> None:
-    # The first answers alone are the quick part of them: only a whole window tells.
+@pytest.mark.parametrize("outcome", [Outcome("throttled"), Outcome("other")], ids=["429", "failed"])
+def test_a_first_window_with_a_request_not_answered_is_no_sample_of_the_answers(
+    outcome: Outcome,
+) -> None:
+    # The first answers alone are the quick part of them: only a whole window tells; a request
+    # of it refused, or failed otherwise, leaves it never whole.
     start = SlowStart(max_window=4000)
     first = [Sent(0.0) for _ in range(KNOBS.start_window)]
     for request in first:
         start.sent(request, 0.0)
-    start.record(first[0], Outcome("throttled"), 1 / 16)
+    start.record(first[0], outcome, 1 / 16)
+    start.record(first[0], None, 1 / 16)  # its slot given back
     for request in first[1:]:
         start.record(request, ANSWERED, 1 / 8)
     assert not start.quick
@@ -432,18 +437,6 @@ def test_the_first_window_is_all_of_its_requests_not_the_first_answered() -> Non
     for request in first[KNOBS.start_window // 2 :]:
         start.record(request, ANSWERED, 1 / 8)
     assert start.quick
-
-
-def test_a_first_window_request_that_failed_otherwise_is_no_sample_either() -> None:
-    start = SlowStart(max_window=4000)
-    first = [Sent(0.0) for _ in range(KNOBS.start_window)]
-    for request in first:
-        start.sent(request, 0.0)
-    start.record(first[0], Outcome("other"), 1 / 16)
-    start.record(first[0], None, 1 / 16)  # its slot given back
-    for request in first[1:]:
-        start.record(request, ANSWERED, 1 / 8)
-    assert not start.quick
 
 
 def test_an_in_flight_cap_and_the_quick_answers_window_both_bound_the_pool() -> None:
