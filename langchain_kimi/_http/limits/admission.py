@@ -216,7 +216,7 @@ class Admission:
 
     def _limit(self, now: float) -> int:
         """The requests allowed in flight now: the capacity, or the controller's cap if lower."""
-        cap = self.controller.limit(now)
+        cap = self.controller.limit(now, self._in_flight)
         return self.capacity if cap is None else min(self.capacity, cap)
 
     def _slow_in(self, now: float) -> float:

@@ -65,8 +65,9 @@ class Controller(Protocol):
         """The paced rate in requests/s; None while sends go at full speed (for reprs)."""
         ...
 
-    def limit(self, now: float) -> int | None:
-        """The most requests allowed in flight (None: the pool's capacity only)."""
+    def limit(self, now: float, in_flight: int) -> int | None:
+        """The most requests allowed in flight, `in_flight` of the pool's out now (None: the
+        pool's capacity only)."""
         ...
 
     def serving(self, now: float) -> bool:
@@ -87,7 +88,6 @@ class Paced:
         self.pacer = Pacer()
         self.in_flight = InFlightCap()
         self.starved = Starved()
-        self._in_flight = 0  # sent, their slots not given back yet
 
     def delay(self, now: float) -> float:
         turn = self.pacer.delay(now)  # first: it may heal to inert as of `now`
@@ -95,16 +95,13 @@ class Paced:
         return max(turn, self.starved.delay(now)) if self._starving(now) else turn
 
     def sent(self, request: Request, now: float) -> None:
-        self._in_flight += 1
         self.slow_start.sent(request, now, spaced=self.pacer.rate is None)
         self.pacer.sent(now, request.in_flight)
         self.in_flight.sent(request, now)
 
     def record(self, request: Request, outcome: Outcome | None, now: float) -> None:
         self.slow_start.record(request, outcome, now)
-        if outcome is None:  # its slot is given back
-            self._in_flight -= 1
-        elif outcome.kind == "throttled":
+        if outcome is not None and outcome.kind == "throttled":
             served = self.slow_start.admitted_recently(now) or self.slow_start.starting(now)
             if request.crowded and not served:  # a lone call's 429 is its own to wait
                 self.starved.refused(request.sent_at, now, outcome.retry_after)
@@ -129,12 +126,12 @@ class Paced:
     def rate(self, now: float) -> float | None:
         return self.pacer.current(now)
 
-    def limit(self, now: float) -> int | None:
+    def limit(self, now: float, in_flight: int) -> int | None:
         if self._starving(now):
             return self.starved.limit()
         cap = self.in_flight.limit(now)
         if self.pacer.rate is None:  # the slow start's turn: it bounds the unproven if quick
-            window = self.slow_start.limit(self._in_flight)
+            window = self.slow_start.limit(in_flight)
             if window is not None:
                 cap = window if cap is None else min(cap, window)
         return cap
@@ -170,7 +167,7 @@ class Unpaced:
     def rate(self, now: float) -> float | None:
         return None
 
-    def limit(self, now: float) -> int | None:
+    def limit(self, now: float, in_flight: int) -> int | None:
         return None
 
     def serving(self, now: float) -> bool:

@@ -167,7 +167,7 @@ def test_admission_holds_calls_at_the_cap_and_the_caps_429s_stop_the_pacer() -> 
             permit.done(Outcome("answered"))
         permits.clear()
         clock.sleep(KNOBS.step)
-    assert controller.limit(clock()) == LIMIT
+    assert controller.limit(clock(), admission.in_flight) == LIMIT
     assert controller.pacer.rate is None  # the cap's 429s: no pacing
     held = [admission.call(30.0).enter(clock.sleep) for _ in range(LIMIT)]
     assert admission.in_flight == LIMIT
@@ -335,7 +335,8 @@ def test_the_controller_tells_the_pacer_each_requests_in_flight_count() -> None:
     controller = Paced(max_window=100)
     first_step([LIMIT, LIMIT - 2, LIMIT - 3], controller)
     assert controller.rate(STEP_END) == FIRST_RATE
-    assert controller.limit(STEP_END) is None  # two 429s in an instant: no cap learnt yet
+    sent = LIMIT + 5  # the first step's sends, none given back
+    assert controller.limit(STEP_END, sent) is None  # two 429s in an instant: no cap learnt yet
 
 
 @pytest.mark.parametrize(

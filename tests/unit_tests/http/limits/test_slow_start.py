@@ -417,12 +417,12 @@ def test_the_window_bounds_the_requests_in_flight_only_while_the_pacer_is_inert(
     controller = Paced(max_window=4000)
     answer_first_window(controller, took=1 / 8)
     window = 2 * KNOBS.start_window
-    assert controller.limit(1 / 8) == window
+    assert controller.limit(1 / 8, 0) == window  # the first window's slots given back
     for _ in range(5):
         controller.sent(Sent(1 / 8), 1 / 8)
-    assert controller.limit(1.0) == window  # 5 in flight, all unproven
+    assert controller.limit(1.0, 5) == window  # 5 in flight, all unproven
     controller.pacer = paced_pacer(rate=50.0, at=1.0)
-    assert controller.limit(1.0) is None  # paced: the pacer's turns, not the window
+    assert controller.limit(1.0, 5) is None  # paced: the pacer's turns, not the window
 
 
 def test_the_first_window_is_all_of_its_requests_not_the_first_answered() -> None:
@@ -455,4 +455,4 @@ def test_an_in_flight_cap_and_the_quick_answers_window_both_bound_the_pool() -> 
         now += KNOBS.step
     assert controller.slow_start.quick
     assert controller.slow_start.limit(in_flight=0) == 2 * KNOBS.start_window
-    assert controller.limit(now) == 12
+    assert controller.limit(now, 0) == 12

@@ -123,7 +123,7 @@ def grant(gate: Admission, call_budget: float = 30.0) -> Permit | _Wait:
 
 def test_a_starved_pool_sends_one_probe_at_a_time_spaced_by_the_backoff() -> None:
     gate, clock = starved_pool()
-    assert gate.controller.limit(clock.now) == 1
+    assert gate.controller.limit(clock.now, gate.in_flight) == 1
     start = clock.now
     probe = gate.call(30.0).enter(clock.sleep)
     assert clock.now - start >= KNOBS.starved_probe  # the next probe's time (or the pace's)
@@ -144,7 +144,7 @@ def test_an_answer_ends_the_starvation_and_the_pool_sends_at_its_pace_again() ->
     probe = gate.call(30.0).enter(clock.sleep)
     probe.done(ANSWERED)
     assert gate.starved_for() is None
-    assert gate.controller.limit(clock.now) is None
+    assert gate.controller.limit(clock.now, gate.in_flight) is None
     assert gate.controller.starved.delay(clock.now) == 0.0
 
 
@@ -153,7 +153,7 @@ def test_a_probe_held_past_the_horizon_ends_the_starvation_before_its_answer() -
     probe = gate.call(30.0).enter(clock.sleep)
     clock.now += gate.controller.slow_start.horizon + 1 / 64  # not refused in time: admitted
     assert gate.starved_for() is None
-    assert gate.controller.limit(clock.now) is None
+    assert gate.controller.limit(clock.now, gate.in_flight) is None
     probe.release()
 
 
@@ -234,7 +234,7 @@ def test_a_lone_calls_429_does_not_starve_the_pool() -> None:
     lone.done(THROTTLED)
     assert not lone.crowded
     assert gate.starved_for() is None
-    assert gate.controller.limit(clock.now) is None
+    assert gate.controller.limit(clock.now, gate.in_flight) is None
 
 
 def test_a_call_that_went_with_others_once_carries_it_into_its_later_attempts() -> None:
