@@ -132,13 +132,6 @@ class Knobs:
         "pacer",
         "429s slower than this: a step counts its sends one such refusal back",
     )
-    late_refusal: float = _knob(
-        0.03,
-        "s",
-        "pacer",
-        "429s slower than this (and below slow_refusal): a step judges only the sends whose"
-        " 429s are back",
-    )
     lookback: float = _knob(
         1.0,
         "s",

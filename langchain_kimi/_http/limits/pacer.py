@@ -24,14 +24,10 @@ the rate is re-measured step by step:
   the two for every throttled step was tried and not kept (docs/benchmarks.md). Once a 429
   has taken `slow_refusal` or longer to come back, a step counts its sends one such refusal
   back (the 429s of the last ones are still out): 429s taking 2 s had the pacer read every
-  step as admitted (issue 29: 2.25x ideal in the simulation, 1.34-1.49x since). Once a 429
-  has taken `late_refusal` or longer (but less than `slow_refusal`), a step is judged one such
-  refusal after its `step` seconds, on its sends up to one lag back (their 429s are all back by
-  then; those of its last lag are not judged, and one of their 429s takes a raise back): every
-  step measures sends made at its own rate. 429s taking 0.2-0.4 s closed a 0.25 s step with
-  most of its 429s still out, and it read as clean or mostly admitted (issue 29, 16 seeds: 1.82
-  requests per answer, 1.36 since). Below `late_refusal` the share of a step's 429s still out
-  is noise; waiting for it moved the quick-refusal profiles by chaos only.
+  step as admitted (issue 29: 2.25x ideal in the simulation, 1.34-1.49x since). Below
+  `slow_refusal` a step is judged at its end, 429s still out or not: waiting for them (429s
+  of 0.03-0.5 s) cut the requests behind 429s of 0.2-0.4 s but slowed pools behind quicker
+  ones at higher rates (docs/benchmarks.md, "A step judged before its 429s were back").
 - **A first step whose 429s came only above the counts it admitted** holds the rate (neither
   cut nor raised; the gateway counts as not measured yet, so the next clean step doubles it).
   Each send carries the pool's in-flight count (`admission.Permit.in_flight`), and in that step
@@ -181,10 +177,7 @@ class Pacer:
         if now - self._last_throttled >= KNOBS.heal and now - self._waited_until >= KNOBS.heal:
             self._go_inert()
             return
-        judged = now  # the step's sends up to here are judged: their 429s are all back
-        if self._late():
-            judged = now - self._lag  # the step lasts its lag longer, its last lag unjudged
-        span = judged - self._step_start
+        span = now - self._step_start
         if span < KNOBS.step:
             return
         step_sent, step_throttled = self._step_sent, self._step_throttled
@@ -192,9 +185,6 @@ class Pacer:
             # 429s that take seconds have not all come back when the step ends: count the sends
             # of the step one lag back, and their 429s (those of the last lag are still out).
             step_sent, step_throttled = self._counts(self._step_start - self._lag, now - self._lag)
-        elif judged < now:
-            # 429s that take a good part of a step: only the sends whose 429s are back.
-            step_sent, step_throttled = self._counts(self._step_start, judged)
         measuring = step_throttled or self._first_step  # the first wave's 429s still come
         if measuring and step_sent < KNOBS.step_sends and span < KNOBS.longest_step:
             return  # too few sends to measure what the gateway admits: measure longer
@@ -245,11 +235,6 @@ class Pacer:
         return KNOBS.start_window < highest <= lowest and any(
             at > first and count < lowest for at, count in admitted
         )
-
-    def _late(self) -> bool:
-        """Whether this episode's 429s take a good part of a step (`late_refusal`), but less
-        than `slow_refusal` (then the steps count one lag back instead)."""
-        return KNOBS.late_refusal <= self._lag < KNOBS.slow_refusal
 
     def _least_cut(self, admitted: int, refused: int) -> float:
         """The lowest rate a throttled step may set. A pool sharing the key with others measures
