@@ -205,7 +205,7 @@ class Admission:
             head.permit = Permit(
                 self,
                 now,
-                crowded=self._in_flight > 0 or bool(self._queue),
+                crowded=self._in_flight > 0 or bool(self._queue) or self.controller.sharing(now),
                 in_flight=self._in_flight + 1,
             )
             self._in_flight += 1
@@ -291,7 +291,7 @@ class Permit:
         self._admission = admission
         self.sent_at = sent_at
         # other calls of the pool were in flight or waiting at its send or its refusal, or at
-        # an earlier attempt of its call
+        # an earlier attempt of its call, or it was sent while the pool shares a rate
         self.crowded = crowded
         self.in_flight = in_flight  # the pool's requests in flight at its send, itself included
         self._settled = False
@@ -327,9 +327,10 @@ class AdmittedCall:
         retry: a 429 (or overload) that only cost the call its turn (`Controller.lost_turn`),
         for a call that went with others of the pool (others were in flight or waiting at the
         send or at the refusal of this attempt or an earlier one: it shares the gateway's rate
-        with them), for at most its pool timeout after its first lost turn (`patience` without
-        one): how long it accepts to wait for a turn, whether ours or the gateway's. A call alone
-        spends its retries (`max_retries=2`: three attempts)."""
+        with them, or it was sent while the pool shares a rate: `Controller.sharing`), for at
+        most its pool timeout after its first lost turn (`patience` without one): how long it
+        accepts to wait for a turn, whether ours or the gateway's. A call alone spends its
+        retries (`max_retries=2`: three attempts)."""
         if outcome_of(failure).kind not in ("throttled", "overloaded") or self._permit is None:
             return False
         self._crowded = self._crowded or self._permit.crowded

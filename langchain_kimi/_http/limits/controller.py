@@ -5,7 +5,10 @@ long the head of the queue waits before it may go (`delay`), how many requests m
 (`limit`), that a request went (`sent`), how it ended (`record`), whether a 429 only cost the
 request its turn (`lost_turn`: the call goes back to its place without spending a retry), and
 since when the gateway has admitted none of the pool's requests (`starved_since`: a call whose
-pool timeout runs out then fails with the rate limit, not a timeout).
+pool timeout runs out then fails with the rate limit, not a timeout), and whether a request sent
+now shares the rate the pool's earlier requests were refused for though it goes alone
+(`sharing`: a batch's last call, sent when its others are done, on a key other processes use,
+lost its retries to their 429s; it loses turns as its batch did).
 Its parts are controllers of their own kind, sans-I/O, each with one job: `slow_start` (sends
 spread until the gateway has had a chance to refuse them, and where the answers come back
 sooner than that, at most a window of them unanswered), `pacer` (a token bucket at the
@@ -36,6 +39,7 @@ from typing import Protocol
 
 from langchain_kimi._http.limits.cool_down import CoolDown
 from langchain_kimi._http.limits.in_flight import InFlightCap
+from langchain_kimi._http.limits.knobs import KNOBS
 from langchain_kimi._http.limits.outcome import Outcome, Request
 from langchain_kimi._http.limits.pacer import Pacer
 from langchain_kimi._http.limits.slow_start import SlowStart
@@ -72,6 +76,12 @@ class Controller(Protocol):
 
     def serving(self, now: float) -> bool:
         """Whether the gateway admitted a request lately (`knobs.serving_window`)."""
+        ...
+
+    def sharing(self, now: float) -> bool:
+        """Whether a request sent now shares the rate the pool's earlier ones were refused
+        for, though no other is in flight or waiting: a 429 to a request sent with others came
+        within `knobs.serving_window`, and the gateway admitted one of the pool's since."""
         ...
 
     def starved_since(self, now: float) -> float | None:
@@ -139,6 +149,9 @@ class Paced:
     def serving(self, now: float) -> bool:
         return self.slow_start.admitted_recently(now)
 
+    def sharing(self, now: float) -> bool:
+        return self.pacer.throttled_within(now, KNOBS.serving_window) and self.serving(now)
+
 
 class Unpaced:
     """Pacing off: a 429 or 503's pause is every call's cool-down, and every 429 costs a retry."""
@@ -172,3 +185,6 @@ class Unpaced:
 
     def serving(self, now: float) -> bool:
         return self.slow_start.admitted_recently(now)
+
+    def sharing(self, now: float) -> bool:
+        return False

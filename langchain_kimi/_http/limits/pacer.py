@@ -148,6 +148,11 @@ class Pacer:
         if self.rate is not None:
             self._go_inert()
 
+    def throttled_within(self, now: float, seconds: float) -> bool:
+        """Whether a 429 that counted (not a lone call's while inert) came in the last
+        `seconds`, pacing or healed since."""
+        return now - self._last_throttled < seconds
+
     def current(self, now: float) -> float | None:
         """The rate as of `now` (None: inert), without counting anyone as waiting."""
         self._advance(now)

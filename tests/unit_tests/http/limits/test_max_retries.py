@@ -1,8 +1,10 @@
 """`max_retries` as ChatOpenAI and ChatAnthropic users read it (issue 28 item 4): `max_retries=2`
-is three attempts for a call alone, whatever the gateway said before.
+is three attempts for a call alone, whatever the gateway said before, unless the pool's
+requests sent together were refused lately (issue 29: the call shares their rate).
 
 A free re-queue (a 429 that spends no retry) is for a call that waited behind others for its
-turn; a lone call spends its retries, and even a crowded call is re-queued free only for its
+turn, or went alone while the pool shares a rate (a batch's last call); a lone call spends its
+retries, and even a crowded call is re-queued free only for its
 pool timeout after its first lost turn (`knobs.patience` without one). Fake clock, no waiting;
 the sync and async paths.
 """
@@ -17,7 +19,10 @@ from pydantic import SecretStr
 
 from langchain_kimi._errors import KimiRateLimitError
 from langchain_kimi._http import exchange
-from langchain_kimi._http.limits.retry import RetryPlan
+from langchain_kimi._http.limits.admission import Admission
+from langchain_kimi._http.limits.knobs import KNOBS
+from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
+from langchain_kimi._http.limits.retry import Failure, RetryPlan
 from langchain_kimi._http.transport import Transport, TransportConfig
 from tests.support.fake_clock import Clock
 from tests.support.fake_transport import OK, Script, ok, post
@@ -25,6 +30,8 @@ from tests.support.peer_retries import Jitter, peer_waits
 
 KEY = "sk-test-max-retries-0123456789"
 BASE = "https://direct.evolink.ai"
+THROTTLED = Outcome("throttled", 0.0)
+REFUSED = Failure(KimiRateLimitError("slow down", status_code=429), True, False, 0.0)
 
 
 class Gateway(Script):
@@ -146,22 +153,17 @@ def test_a_crowded_call_loses_turns_for_at_most_its_pool_timeout_then_spends_ret
 ) -> None:
     # A call that lost its turn again and again among others spends its retries once its pool
     # timeout has passed since its first lost turn: it cannot circle the queue for ever.
-    from langchain_kimi._http.limits.admission import Admission
-    from langchain_kimi._http.limits.knobs import KNOBS
-    from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
-    from langchain_kimi._http.limits.retry import Failure
-
     patience = KNOBS.patience if budget is None else budget
     clock = Clock()
     admission = Admission(8, adaptive=True, clock=clock)
     admission.call(30.0).enter(clock.sleep).done(ANSWERED)  # the gateway serves the pool
     holder = admission.call(30.0).enter(clock.sleep)  # another call in flight: crowded
     call = admission.call(budget)
-    refused = Failure(KimiRateLimitError("slow down", status_code=429), True, False, 0.0)
+    refused = REFUSED
     free: list[bool] = []
     refused_at: list[float] = []
     for _ in range(12):
-        call.enter(clock.sleep).done(Outcome("throttled", 0.0))
+        call.enter(clock.sleep).done(THROTTLED)
         refused_at.append(clock.now)
         free.append(call.requeues(refused))
         admission.call(30.0).enter(clock.sleep).done(ANSWERED)  # still serving the pool
@@ -170,3 +172,68 @@ def test_a_crowded_call_loses_turns_for_at_most_its_pool_timeout_then_spends_ret
     assert free == [at - refused_at[0] < patience for at in refused_at]
     assert free[0]
     assert not free[-1]
+
+
+def _pool_refused_with_others(clock: Clock) -> Admission:
+    """A pool two of whose calls went together: one answered, the other refused with a 429 (the
+    pacer starts), both done; nothing is left in flight or waiting."""
+    admission = Admission(8, adaptive=True, clock=clock)
+    first, second = admission.call(30.0), admission.call(30.0)
+    answered, refused = first.enter(clock.sleep), second.enter(clock.sleep)
+    assert refused.crowded
+    refused.done(THROTTLED)
+    answered.done(ANSWERED)
+    assert admission.controller.rate(clock.now) is not None
+    return admission
+
+
+@pytest.mark.parametrize("later", [0.0, KNOBS.heal + 1.0], ids=["paced", "healed"])
+def test_a_batchs_last_call_refused_while_the_pool_shares_a_rate_loses_turns_not_retries(
+    later: float,
+) -> None:
+    # The last call of a process whose others are done goes alone, but the 429s of the pool's
+    # calls sent together a moment ago say the key's rate is shared (other processes on the
+    # key): its 429 is that rate's, a lost turn as theirs were. On main 90acbbe it spent its
+    # retries: 3 processes on a 6/s key lost a call in 2 of 2 seeds, 8 processes on 3/s 10 calls
+    # in 4 seeds, and the shared concurrency-limit grid 17 of 248,320 (docs/benchmarks.md).
+    clock = Clock()
+    admission = _pool_refused_with_others(clock)
+    clock.now += later  # the pacer heals after `heal` s without a 429 or a waiting call
+    last = admission.call(30.0)
+    permit = last.enter(clock.sleep)
+    assert permit.crowded
+    permit.done(THROTTLED)
+    assert last.requeues(REFUSED)
+
+
+def test_a_lone_call_a_serving_window_after_the_pools_last_429_spends_its_retries() -> None:
+    # The shared rate is the recent past's: a call alone later, on a pool still served, is a call
+    # alone again (`max_retries` as the peers' users read it).
+    clock = Clock()
+    admission = _pool_refused_with_others(clock)
+    clock.now += KNOBS.serving_window - 1.0
+    admission.call(30.0).enter(clock.sleep).done(ANSWERED)  # served since, alone
+    clock.now += 1.0  # the serving window since the pool's 429 has passed, not since its answer
+    lone = admission.call(30.0)
+    permit = lone.enter(clock.sleep)
+    assert not permit.crowded
+    permit.done(THROTTLED)
+    assert not lone.requeues(REFUSED)
+
+
+def test_a_lone_call_on_a_pool_the_gateway_no_longer_serves_spends_its_retries() -> None:
+    # Refused with others, then nothing admitted for a serving window: not a shared rate the
+    # pool holds a share of (a key refused for good; `starved.py` is for calls that went with
+    # others).
+    clock = Clock()
+    admission = Admission(8, adaptive=True, clock=clock)
+    admission.call(30.0).enter(clock.sleep).done(Outcome("other"))  # its start: proves nothing
+    clock.now += KNOBS.serving_window
+    first, second = admission.call(30.0), admission.call(30.0)
+    one, two = first.enter(clock.sleep), second.enter(clock.sleep)
+    one.done(THROTTLED)
+    two.done(THROTTLED)
+    clock.now += 1.0
+    lone = admission.call(30.0)
+    permit = lone.enter(clock.sleep)
+    assert not permit.crowded

@@ -110,9 +110,10 @@ def test_after_the_run_each_pacer_heals_to_inert() -> None:
 # varying the catalogue, 61096a3: 39 of 1,600 calls lost with 16 processes behind 20, 70 with 4
 # behind 10). A `serving_window` of 30 s only moved the threshold (32 processes behind 20: 179 of
 # 2,400 lost). A starved pool now probes one request at a time and its calls wait for their pool
-# timeout (`starved.py`). A call alone still spends its retries: a process's last call, sent when
-# its other calls are done, can lose to the others (32 processes behind 20: 2 of 9,600 over 12
-# seeds), as a lone call does with the peers.
+# timeout (`starved.py`). A process's last call, sent when its other calls are done, went alone
+# and spent its retries on the others' 429s (32 processes behind 20: 2 of 9,600 over 12 seeds;
+# the grid below, `shared_limit_grid`, 17 of 248,320) until a call sent while its pool shares a
+# rate counted as going with others (`Controller.sharing`; `SMALL_SHARES_OF_A_KEY`).
 STARVED_BEHIND_A_SHARED_CONCURRENCY_LIMIT = {
     "16 processes behind a concurrency limit of 20, 1-5 s answers": Profile(
         10_000, latency=(1.0, 5.0), concurrency_limit=20, processes=16, concurrency=16
@@ -148,6 +149,41 @@ STARVED_BEHIND_A_SHARED_CONCURRENCY_LIMIT = {
 @pytest.mark.parametrize("name", list(STARVED_BEHIND_A_SHARED_CONCURRENCY_LIMIT))
 def test_processes_kept_out_of_a_shared_concurrency_limit_lose_no_call(name: str) -> None:
     profile = STARVED_BEHIND_A_SHARED_CONCURRENCY_LIMIT[name]
+    assert [run(profile, seed).errors for seed in SEEDS] == [[]] * len(SEEDS)
+
+
+# Processes whose share of one key is a few requests per second: each process's last calls go
+# alone (its others done) into the rate the other processes hold. They spent their retries on the
+# others' 429s until a call sent while its pool shares a rate, paced or lately healed, counted as
+# going with others (`Controller.sharing`). On main 90acbbe each of these lost calls on the
+# test's seeds (5 processes on 3/s: 4 of 480; 8 on 3/s: 10 of 640; a grid of 432 such gateways:
+# 199 calls on 81, docs/benchmarks.md, "A batch's last call"). Their requests per answer (2-4.5)
+# are far from the target: not asserted here.
+SMALL_SHARES_OF_A_KEY = {
+    "3 processes on a 6/s key, 0.1 s burst, 20-100 ms answers": Profile(
+        6, burst=0.1, latency=(0.02, 0.1), processes=3, calls=300, concurrency=128
+    ),
+    "5 processes on a 3/s key, 20-100 ms answers": Profile(
+        3, latency=(0.02, 0.1), processes=5, calls=120, concurrency=64
+    ),
+    "5 processes on a 10/s key, 0.1 s burst, no Retry-After": Profile(
+        10, burst=0.1, latency=(0.02, 0.1), processes=5, calls=120, retry_after="absent"
+    ),
+    "8 processes on a 3/s key, 0.1 s burst, no Retry-After": Profile(
+        3, burst=0.1, latency=(0.02, 0.1), processes=8, calls=160, retry_after="absent"
+    ),
+    "8 processes on a 6/s key, 0.1 s burst, 429s taking 0.1-0.3 s": Profile(
+        6, burst=0.1, latency=(0.02, 0.1), processes=8, calls=160, refusal=(0.1, 0.3)
+    ),
+    "8 processes behind a concurrency limit of 3, 0.5-1.5 s answers": Profile(
+        10_000, latency=(0.5, 1.5), concurrency_limit=3, processes=8, calls=160
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(SMALL_SHARES_OF_A_KEY))
+def test_processes_with_small_shares_of_a_key_lose_no_call(name: str) -> None:
+    profile = SMALL_SHARES_OF_A_KEY[name]
     assert [run(profile, seed).errors for seed in SEEDS] == [[]] * len(SEEDS)
 
 
