@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import rate_bounds, shared_limit_grid
+from tests.support import rate_bounds, shared_limit_grid, small_shares_grid
 from tests.support.pool_simulation import Profile, run
 from tests.support.rate_catalog import ALL, SEEDS
 
@@ -227,6 +227,16 @@ def test_the_shared_limit_grid_is_the_one_the_docs_describe() -> None:
         3: (3, 30),
         20: (0, 5),
     }
+
+
+def test_the_small_shares_grid_is_the_one_the_docs_describe() -> None:
+    # docs/benchmarks.md, "A batch's last call": 432 gateways, 2-8 processes, 120 calls at least.
+    grid = small_shares_grid.profiles()
+    assert len(grid) == 432
+    assert {p.processes for p in grid.values()} == {2, 3, 5, 8}
+    assert {p.rate for p in grid.values() if p.concurrency_limit is None} == {3, 6, 10, 30}
+    assert {p.concurrency_limit for p in grid.values()} == {None, 3, 8, 20}
+    assert min(p.calls for p in grid.values()) == 120
 
 
 def test_the_bounds_table_in_the_docs_has_these_misses() -> None:
