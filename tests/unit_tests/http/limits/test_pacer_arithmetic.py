@@ -589,3 +589,15 @@ def test_a_send_kept_exactly_long_enough_counts_when_the_lag_lengthens() -> None
     # [1.0, 2.75]: 7 sends, 6 refused (without the send at 1.5: none admitted, and 0.25/s; without
     # its 429: 2 admitted) over the step's 1.75 s.
     assert pacer.current(4.25) == pytest.approx(KNOBS.margin * 1 / 1.75)
+
+
+def test_a_429_that_counted_is_recent_for_exactly_the_seconds_asked_healed_or_not() -> None:
+    pacer = Pacer()
+    assert not pacer.throttled_within(0.0, 10.0)  # never refused
+    pacer.throttled(0.0, 0.0, alone=True)  # a lone call's 429 while inert counts for nothing
+    assert not pacer.throttled_within(0.0, 10.0)
+    pacer.throttled(1.0, 1.0)
+    assert pacer.throttled_within(1.0 + KNOBS.heal + 1.0, 10.0)
+    assert pacer.current(1.0 + KNOBS.heal + 1.0) is None  # healed, still recent
+    assert pacer.throttled_within(10.999, 10.0)
+    assert not pacer.throttled_within(11.0, 10.0)
