@@ -140,6 +140,18 @@ FULL = (
         concurrency=32,
         processes=8,
     ),
+    # Small shares of one key: each process's last calls go alone into the rate the others
+    # hold (docs/benchmarks.md, "A batch's last call, alone on a shared key").
+    Cell(
+        "3/s, 0.1 s burst, 20-100 ms, 8 processes, no Retry-After",
+        3,
+        burst=0.1,
+        answer=(0.02, 0.1),
+        retry_after="absent",
+        calls=160,
+        concurrency=64,
+        processes=8,
+    ),
 )
 OTHER_KINDS = (
     Cell(
