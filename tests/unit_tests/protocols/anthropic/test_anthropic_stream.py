@@ -394,7 +394,12 @@ def test_tool_input_given_whole_in_start_event() -> None:
 @pytest.mark.parametrize(
     ("block", "delta", "reasoning", "text"),
     [
-        ({"type": "thinking", "thinking": "Start. ", "signature": ""}, "thinking", "Start. Go.", ""),
+        (
+            {"type": "thinking", "thinking": "Start. ", "signature": ""},
+            "thinking",
+            "Start. Go.",
+            "",
+        ),
         ({"type": "text", "text": "Hello, "}, "text", None, "Hello, Go."),
     ],
 )
@@ -406,7 +411,10 @@ def test_text_or_thinking_carried_in_the_start_event_is_kept(
     delta_body = {"type": f"{delta}_delta", delta: "Go."}
     raw = sse(
         ("message_start", {"type": "message_start", "message": {"id": "m", "model": "kimi-k3"}}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": block},
+        ),
         ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta_body}),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
         ("message_stop", {"type": "message_stop"}),
@@ -484,6 +492,8 @@ def test_finish_after_stop_is_empty_and_later_events_ignored() -> None:
         decoder.feed(event, data)
     assert decoder.feed("content_block_delta", "garbage") == []
     assert decoder.finish() == []
+
+
 # --- mutation sample (issue 31): what the survivors of stream.py changed unnoticed -------------
 
 
