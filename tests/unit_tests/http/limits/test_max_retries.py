@@ -11,6 +11,7 @@ the sync and async paths.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 
 import httpx
@@ -237,3 +238,58 @@ def test_a_lone_call_on_a_pool_the_gateway_no_longer_serves_spends_its_retries()
     lone = admission.call(30.0)
     permit = lone.enter(clock.sleep)
     assert not permit.crowded
+
+
+class Sequence(Gateway):
+    """Answers by the order requests arrive: `refused` lists the request numbers (from 1)
+    answered 429 `Retry-After: 1`; the others are answered. The first request is held until the
+    second has arrived, so that the two go together (async only)."""
+
+    def __init__(self, refused: set[int]) -> None:
+        super().__init__({"retry-after": "1"})
+        self.refused = refused
+        self.second = asyncio.Event()
+
+    async def __call__(self, request: httpx.Request) -> httpx.Response:  # type: ignore[override]
+        request.read()
+        self.requests.append(request)
+        number = len(self.requests)
+        if number == 1:
+            await self.second.wait()
+        elif number == 2:
+            self.second.set()
+        if number in self.refused:
+            return httpx.Response(
+                429, json={"error": {"message": "slow down"}}, headers={"retry-after": "1"}
+            )
+        return ok()
+
+
+async def test_after_a_batch_a_lone_call_loses_turns_to_the_rate_it_shared_not_retries() -> None:
+    # Through the transport: two calls together, the second refused (the pool is paced); then a
+    # call alone, refused four times while the key's other users hold the rate, then admitted.
+    # With `max_retries=2` it failed on main 90acbbe after its third attempt.
+    clock = Clock()
+    start = clock.now
+    gateway = Sequence(refused={2, 4, 5, 6, 7})
+    model = transport(gateway, clock, max_retries=2)
+    first, second = await asyncio.gather(post(model, "async"), post(model, "async"))
+    assert first.body == second.body == OK
+    assert len(gateway.requests) == 3
+    assert (await post(model, "async")).body == OK
+    assert len(gateway.requests) == 8
+    assert clock.now - start < KNOBS.serving_window  # the four waits of Retry-After: 1
+
+
+async def test_a_lone_call_on_a_pool_whose_429s_all_went_alone_still_spends_its_retries() -> None:
+    # The same gateway, the batch's two calls one after the other: no 429 to requests sent
+    # together, so no shared rate; the lone call fails after max_retries + 1 attempts.
+    clock = Clock()
+    gateway = Sequence(refused={2, 4, 5, 6, 7})
+    gateway.second.set()  # the first request is not held: the calls go one at a time
+    model = transport(gateway, clock, max_retries=2)
+    assert (await post(model, "async")).body == OK
+    assert (await post(model, "async")).body == OK  # its 429 alone, then its retry
+    with pytest.raises(KimiRateLimitError):
+        await post(model, "async")
+    assert len(gateway.requests) == 6
