@@ -50,6 +50,12 @@ TOKEN_BUCKETS = {
     "50/s, 0.1-0.5 s, 16 processes": Profile(
         50, latency=(0.1, 0.5), processes=16, concurrency=16, calls=800
     ),
+    # A small key shared by a few workers: each process's share is 2 requests/s, below the
+    # pacer's first raise, and its last calls go alone into the rate the others hold (they lost
+    # their retries to it until `Controller.sharing`; docs/benchmarks.md, "A batch's last call").
+    "6/s, 0.1 s burst, 20-100 ms, 3 processes": Profile(
+        6, burst=0.1, latency=(0.02, 0.1), processes=3, calls=300, concurrency=128
+    ),
 }
 
 OTHER_KINDS = {
