@@ -80,8 +80,9 @@ class Controller(Protocol):
 
     def sharing(self, now: float) -> bool:
         """Whether a request sent now shares the rate the pool's earlier ones were refused
-        for, though no other is in flight or waiting: a 429 to a request sent with others came
-        within `knobs.serving_window`, and the gateway admitted one of the pool's since."""
+        for, though no other is in flight or waiting: a 429 the pacer counted (to a request
+        sent with others, or any while pacing) came within `knobs.serving_window`, and the
+        gateway admitted one of the pool's requests within it too (`serving`)."""
         ...
 
     def starved_since(self, now: float) -> float | None:

@@ -88,7 +88,8 @@ class Knobs:
         10.0,
         "s",
         "slow start",
-        "time since the gateway last admitted a request in which it serves the pool",
+        "time since the gateway last admitted a request in which it serves the pool; since the"
+        " pool's last counted 429, in which a call alone shares the pool's rate",
     )
     window_cut: float = _knob(0.5, "share", "slow start", "share of the window a 429 keeps")
     idle: float = _knob(
