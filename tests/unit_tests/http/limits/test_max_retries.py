@@ -238,6 +238,8 @@ def test_a_lone_call_on_a_pool_the_gateway_no_longer_serves_spends_its_retries()
     lone = admission.call(30.0)
     permit = lone.enter(clock.sleep)
     assert not permit.crowded
+    permit.done(THROTTLED)
+    assert not lone.requeues(REFUSED)
 
 
 class Sequence(Gateway):
