@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+from typing import Any
 
 from tests.support.pool_simulation import Profile, run
 
@@ -37,30 +38,34 @@ def profiles() -> dict[str, Profile]:
         RATES, PROCESSES, ANSWERS, BURSTS, RETRY_AFTER, REFUSALS
     ):
         grid[f"{rate}/s, {processes} processes, {answers}, {burst}, {retry_after}, {refusal}"] = (
-            Profile(
-                rate,
-                burst=burst,
-                latency=answers,
-                retry_after=retry_after,
-                refusal=refusal,
-                processes=processes,
-                calls=max(120, 20 * processes),
-                concurrency=64,
-            )
+            _shares(rate, processes, answers, retry_after, burst=burst, refusal=refusal)
         )
     for limit, processes, answers, retry_after in itertools.product(
         LIMITS, PROCESSES, ANSWERS, RETRY_AFTER[:2]
     ):
-        grid[f"limit {limit}, {processes} processes, {answers}, {retry_after}"] = Profile(
-            10_000,
-            latency=answers,
-            concurrency_limit=limit,
-            retry_after=retry_after,
-            processes=processes,
-            calls=max(120, 20 * processes),
-            concurrency=64,
+        grid[f"limit {limit}, {processes} processes, {answers}, {retry_after}"] = _shares(
+            10_000, processes, answers, retry_after, concurrency_limit=limit
         )
     return grid
+
+
+def _shares(
+    rate: float,
+    processes: int,
+    answers: tuple[float, float],
+    retry_after: str,
+    **limit: Any,
+) -> Profile:
+    """One gateway of the grid: 120 calls (20 per process at least), 64 at a time per process."""
+    return Profile(
+        rate,
+        latency=answers,
+        retry_after=retry_after,
+        processes=processes,
+        calls=max(120, 20 * processes),
+        concurrency=64,
+        **limit,
+    )
 
 
 def figures(seeds: range) -> dict[str, tuple[int, float, float]]:

@@ -44,7 +44,7 @@ class Gateway(Script):
         super().__init__(*([ok()] if served else []), refusal)
 
 
-def transport(gateway: Gateway, clock: Clock, max_retries: int) -> Transport:
+def transport(gateway: Gateway | Sequence, clock: Clock, max_retries: int) -> Transport:
     mock = httpx.MockTransport(gateway)
     config = TransportConfig(
         base_url=BASE,
@@ -242,17 +242,17 @@ def test_a_lone_call_on_a_pool_the_gateway_no_longer_serves_spends_its_retries()
     assert not lone.requeues(REFUSED)
 
 
-class Sequence(Gateway):
+class Sequence:
     """Answers by the order requests arrive: `refused` lists the request numbers (from 1)
     answered 429 `Retry-After: 1`; the others are answered. The first request is held until the
     second has arrived, so that the two go together (async only)."""
 
     def __init__(self, refused: set[int]) -> None:
-        super().__init__({"retry-after": "1"})
         self.refused = refused
         self.second = asyncio.Event()
+        self.requests: list[httpx.Request] = []
 
-    async def __call__(self, request: httpx.Request) -> httpx.Response:  # type: ignore[override]
+    async def __call__(self, request: httpx.Request) -> httpx.Response:
         request.read()
         self.requests.append(request)
         number = len(self.requests)
