@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -26,7 +28,7 @@ from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
 from langchain_kimi._http.limits.retry import Failure, RetryPlan
 from langchain_kimi._http.transport import Transport, TransportConfig
 from tests.support.fake_clock import Clock
-from tests.support.fake_transport import OK, Script, ok, post
+from tests.support.fake_transport import BODY, OK, PATH, Script, ok, post
 from tests.support.peer_retries import Jitter, peer_waits
 
 KEY = "sk-test-max-retries-0123456789"
@@ -260,6 +262,9 @@ class Sequence:
             await self.second.wait()
         elif number == 2:
             self.second.set()
+        return self.reply(number)
+
+    def reply(self, number: int) -> httpx.Response:
         if number in self.refused:
             return httpx.Response(
                 429, json={"error": {"message": "slow down"}}, headers={"retry-after": "1"}
@@ -295,3 +300,36 @@ async def test_a_lone_call_on_a_pool_whose_429s_all_went_alone_still_spends_its_
     with pytest.raises(KimiRateLimitError):
         await post(model, "async")
     assert len(gateway.requests) == 6
+
+
+class SyncSequence(Sequence):
+    """`Sequence` for the sync client, the two first requests from two threads (a sync batch)."""
+
+    def __init__(self, refused: set[int]) -> None:
+        super().__init__(refused)
+        self.arrived = threading.Event()
+        self.lock = threading.Lock()
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:  # type: ignore[override]
+        request.read()
+        with self.lock:
+            self.requests.append(request)
+            number = len(self.requests)
+        if number == 1:
+            assert self.arrived.wait(5.0), "the second request never came"
+        elif number == 2:
+            self.arrived.set()
+        return self.reply(number)
+
+
+def test_after_a_sync_batch_a_lone_call_loses_turns_to_the_rate_it_shared_not_retries() -> None:
+    # The same as the async test, the batch's two calls from two threads (`ChatKimi.batch`).
+    clock = Clock()
+    gateway = SyncSequence(refused={2, 4, 5, 6, 7})
+    model = transport(gateway, clock, max_retries=2)
+    with ThreadPoolExecutor(2) as pool:
+        replies = list(pool.map(lambda _: model.post_json(PATH, BODY), range(2)))
+    assert [reply.body for reply in replies] == [OK, OK]
+    assert len(gateway.requests) == 3
+    assert model.post_json(PATH, BODY).body == OK
+    assert len(gateway.requests) == 8
