@@ -241,7 +241,17 @@ class _Call:
         if isinstance(delay, KimiError):
             self._end(failed=str(delay))
             return
-        self.sim.at(self.sim.now + delay, self.enter)
+        if not delay:
+            self.enter()
+            return
+        rest = self.admitted.resting()  # as the transport's sleep between attempts
+        rest.__enter__()
+
+        def back() -> None:
+            rest.__exit__(None, None, None)
+            self.enter()
+
+        self.sim.at(self.sim.now + delay, back)
 
     def _end(self, failed: str | None = None) -> None:
         sim = self.sim

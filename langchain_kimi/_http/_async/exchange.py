@@ -80,7 +80,8 @@ class AsyncExchange(Exchange):
             if isinstance(delay, KimiError):
                 raise delay
             if delay:
-                await self._config.async_sleep(delay)
+                with admitted.resting():
+                    await self._config.async_sleep(delay)
 
     async def apost_json(self, path: str, body: dict[str, Any]) -> JsonReply:
         reply, _, _ = await self._arun(path, body, stream=False)

@@ -81,7 +81,8 @@ class SyncExchange(Exchange):
             if isinstance(delay, KimiError):
                 raise delay
             if delay:
-                self._config.sleep(delay)
+                with admitted.resting():
+                    self._config.sleep(delay)
 
     def post_json(self, path: str, body: dict[str, Any]) -> JsonReply:
         reply, _, _ = self._run(path, body, stream=False)

@@ -36,7 +36,7 @@ import bisect
 import contextlib
 import itertools
 import threading
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
 
 from langchain_kimi._errors import KimiError, KimiRateLimitError, KimiTimeoutError
@@ -112,6 +112,7 @@ class Admission:
         self._sent_sum = 0.0  # the send times of the requests in flight, summed
         self._lock = threading.Lock()
         self._in_flight = 0
+        self._resting = 0  # calls asleep between two attempts (`AdmittedCall.resting`)
         self._queue: list[_Waiter] = []  # ordered by ticket: first arrival first
         self._tickets = itertools.count()
 
@@ -205,7 +206,7 @@ class Admission:
             head.permit = Permit(
                 self,
                 now,
-                crowded=self._in_flight > 0 or bool(self._queue) or self.controller.sharing(now),
+                crowded=self._others(0) or self.controller.sharing(now),
                 in_flight=self._in_flight + 1,
             )
             self._in_flight += 1
@@ -213,6 +214,16 @@ class Admission:
             self.controller.sent(head.permit, now)
             woken.append(head)
         return woken, None
+
+    def _others(self, mine: int) -> bool:
+        """Whether other calls of the pool are out: in flight beyond `mine` (the asking
+        request's own slot, if it holds one), waiting in the queue, or asleep between two
+        attempts."""
+        return self._in_flight > mine or bool(self._queue) or self._resting > 0
+
+    def _rest(self, change: int) -> None:
+        with self._lock:
+            self._resting += change
 
     def _limit(self, now: float) -> int:
         """The requests allowed in flight now: the capacity, or the controller's cap if lower."""
@@ -255,9 +266,9 @@ class Admission:
         with self._lock:
             now = self.clock()
             if outcome is not None:
-                # Others in flight or waiting as it comes back: it went with them after all (they
-                # may have slept their own Retry-After, out of the queue, at its send).
-                permit.crowded = permit.crowded or self._in_flight > 1 or bool(self._queue)
+                # Others out as it comes back (in flight, waiting, or asleep between attempts):
+                # it went with them after all.
+                permit.crowded = permit.crowded or self._others(1)
                 self.controller.record(permit, outcome, now)
             if release:
                 self._free(permit)
@@ -290,8 +301,9 @@ class Permit:
     ) -> None:
         self._admission = admission
         self.sent_at = sent_at
-        # other calls of the pool were in flight or waiting at its send or its refusal, or at
-        # an earlier attempt of its call, or it was sent while the pool shares a rate
+        # other calls of the pool were in flight, waiting or asleep between attempts at its send
+        # or its refusal, or at an earlier attempt of its call, or it was sent while the pool
+        # shares a rate
         self.crowded = crowded
         self.in_flight = in_flight  # the pool's requests in flight at its send, itself included
         self._settled = False
@@ -325,8 +337,9 @@ class AdmittedCall:
     def requeues(self, failure: Failure) -> bool:
         """Whether this failed attempt goes back to its place in the queue without spending a
         retry: a 429 (or overload) that only cost the call its turn (`Controller.lost_turn`),
-        for a call that went with others of the pool (others were in flight or waiting at the
-        send or at the refusal of this attempt or an earlier one: it shares the gateway's rate
+        for a call that went with others of the pool (others were in flight, waiting, or asleep
+        between attempts (`resting`) at the send or at the refusal of this attempt or an earlier
+        one: it shares the gateway's rate
         with them, or it was sent while the pool shares a rate: `Controller.sharing`), for at
         most its pool timeout after its first lost turn (`patience` without one): how long it
         accepts to wait for a turn, whether ours or the gateway's. A call alone spends its
@@ -341,6 +354,20 @@ class AdmittedCall:
             self._first_lost_turn = now
         patience = KNOBS.patience if self._budget is None else self._budget
         return now - self._first_lost_turn < patience
+
+    @contextlib.contextmanager
+    def resting(self) -> Iterator[None]:
+        """While this call sleeps between two attempts (its backoff, the gateway's
+        `Retry-After`): it is still one of the pool's calls, so a sibling sent or refused
+        meanwhile went with others, though nothing else was in flight or queued (a batch of 4
+        calls, each asleep on its own `Retry-After: 1` as the next one was refused, lost calls
+        after three attempts to a gateway overloaded for a while). Over when the sleep ends,
+        however it ends."""
+        self._admission._rest(+1)
+        try:
+            yield
+        finally:
+            self._admission._rest(-1)
 
     def enter(self, sleep: Callable[[float], None]) -> Permit:
         """Wait for this call's turn (FIFO, paced, cool-down) within its pool timeout."""

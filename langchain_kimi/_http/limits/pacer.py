@@ -111,7 +111,8 @@ class Pacer:
 
     def throttled(self, sent_at: float, now: float, *, alone: bool = False, count: int = 0) -> None:
         """A request sent at `sent_at` was answered 429; `alone`: no other request of the pool
-        was in flight or waiting at its send; `count`: the in-flight count it was sent at."""
+        was in flight, waiting or asleep between attempts at its send (`admission`); `count`:
+        the in-flight count it was sent at."""
         self._advance(now)
         self._refused.append(sent_at)
         if alone and self.rate is None:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import rate_bounds, shared_limit_grid, small_shares_grid
-from tests.support.pool_simulation import Profile, run
+from tests.support.pool_simulation import Overload, Profile, run
 from tests.support.rate_catalog import ALL, SEEDS
 
 TARGET = 1.15
@@ -185,6 +185,57 @@ SMALL_SHARES_OF_A_KEY = {
 @pytest.mark.parametrize("name", list(SMALL_SHARES_OF_A_KEY))
 def test_processes_with_small_shares_of_a_key_lose_no_call(name: str) -> None:
     profile = SMALL_SHARES_OF_A_KEY[name]
+    assert [run(profile, seed).errors for seed in SEEDS] == [[]] * len(SEEDS)
+
+
+# Overloads met by a few calls at a time: each refused call sleeps its `Retry-After` (or its
+# backoff) out of the queue, so the next one refused saw nothing in flight or queued and spent
+# its retries as a call alone. A call asleep between attempts now keeps its siblings company
+# (`AdmittedCall.resting`). Each lost calls on main 78f1707 over the test's seeds (found by
+# drawing 2,000 random gateways: 1,854 run, 11 overloads lost calls, 8 of them no more since).
+OVERLOADED_WHILE_SIBLINGS_REST = {
+    "4 processes, 4 calls at a time each, 30 % 503 with Retry-After: 1 for 10 s": Profile(
+        50,
+        burst=2,
+        latency=(0.05, 0.15),
+        calls=200,
+        concurrency=4,
+        processes=4,
+        refusal=(0.05, 0.2),
+        overload=Overload(),
+    ),
+    "4 calls at a time on 10/s, 50 % 503 with Retry-After: 1 for 10 s": Profile(
+        10,
+        burst=4,
+        latency=(0.05, 0.15),
+        calls=400,
+        concurrency=4,
+        refusal=(0.05, 0.2),
+        overload=Overload(share=0.5),
+    ),
+    "3 processes, 16 calls at a time each, 70 % 529 with Retry-After: 1 for 30 s": Profile(
+        50,
+        burst=4,
+        latency=(0.05, 0.15),
+        calls=400,
+        concurrency=16,
+        processes=3,
+        overload=Overload(share=0.7, until=30.0, status=529),
+    ),
+    "4 processes, 4 calls at a time each, 50 % 529 without Retry-After for 10 s": Profile(
+        50,
+        latency=(0.01, 0.015),
+        calls=400,
+        concurrency=4,
+        processes=4,
+        overload=Overload(share=0.5, status=529, retry_after=False),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(OVERLOADED_WHILE_SIBLINGS_REST))
+def test_a_few_calls_at_a_time_lose_no_call_to_an_overload(name: str) -> None:
+    profile = OVERLOADED_WHILE_SIBLINGS_REST[name]
     assert [run(profile, seed).errors for seed in SEEDS] == [[]] * len(SEEDS)
 
 
