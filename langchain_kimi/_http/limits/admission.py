@@ -137,7 +137,12 @@ class Admission:
 
     def call(self, budget: float | None) -> AdmittedCall:
         """Admission for one call (all its attempts); `budget` = its pool timeout in seconds."""
-        return AdmittedCall(self, budget, next(self._tickets))
+        # A call that arrives while others are out is one of a batch, even if it is sent once
+        # they are done: processes on a key of tokens per minute lost a batch's last calls,
+        # sent alone after waiting behind the others, to the rate the other processes held.
+        with self._lock:
+            arrives_among_others = self._others(0)
+        return AdmittedCall(self, budget, next(self._tickets), crowded=arrives_among_others)
 
     def serving(self) -> bool:
         """Whether the gateway admitted a call of this pool within `serving_window` (answered it,
@@ -326,24 +331,26 @@ class Permit:
 class AdmittedCall:
     """One call's way into the pool, attempt after attempt (sync or async)."""
 
-    def __init__(self, admission: Admission, budget: float | None, ticket: int) -> None:
+    def __init__(
+        self, admission: Admission, budget: float | None, ticket: int, *, crowded: bool = False
+    ) -> None:
         self._admission = admission
         self._budget = budget
         self._ticket = ticket
         self._permit: Permit | None = None  # of its last attempt
-        self._crowded = False  # an attempt of this call went with others of the pool
+        self._crowded = crowded  # it arrived, or an attempt of it went, with others of the pool
         self._first_lost_turn: float | None = None
 
     def requeues(self, failure: Failure) -> bool:
         """Whether this failed attempt goes back to its place in the queue without spending a
         retry: a 429 (or overload) that only cost the call its turn (`Controller.lost_turn`),
         for a call that went with others of the pool (others were in flight, waiting, or asleep
-        between attempts (`resting`) at the send or at the refusal of this attempt or an earlier
-        one: it shares the gateway's rate
-        with them, or it was sent while the pool shares a rate: `Controller.sharing`), for at
-        most its pool timeout after its first lost turn (`patience` without one): how long it
-        accepts to wait for a turn, whether ours or the gateway's. A call alone spends its
-        retries (`max_retries=2`: three attempts)."""
+        between attempts (`resting`) when it arrived, or at the send or the refusal of this
+        attempt or an earlier one: it shares the gateway's rate with them, or it was sent while
+        the pool shares a rate: `Controller.sharing`), for at most its pool timeout after its
+        first lost turn (`patience` without one): how long it accepts to wait for a turn,
+        whether ours or the gateway's. A call alone (it arrived at an idle pool and went alone)
+        spends its retries (`max_retries=2`: three attempts)."""
         if outcome_of(failure).kind not in ("throttled", "overloaded") or self._permit is None:
             return False
         self._crowded = self._crowded or self._permit.crowded

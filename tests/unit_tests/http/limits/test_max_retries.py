@@ -436,3 +436,34 @@ async def test_through_the_transport_a_call_asleep_on_its_retry_after_keeps_its_
     assert (await post(model, mode)).body == OK  # 503 Retry-After: 1, then answered
     assert clock.sleeps == [1.0]
     assert verdicts == [True]
+
+
+def test_a_call_that_arrived_among_others_is_one_of_them_though_sent_alone() -> None:
+    # It waited behind the others (here: it arrived while one was in flight) and went once they
+    # were done: one of a batch, whose 429 is the rate the batch shares. On main 57762ed it
+    # spent its retries: processes on a key of tokens per minute lost their batches' last calls
+    # (`A_BATCHS_LAST_CALLS_ON_TOKENS_PER_MINUTE` in test_rate_profiles.py).
+    clock = Clock()
+    admission = _served(clock)
+    first = admission.call(30.0).enter(clock.sleep)
+    late = admission.call(30.0)  # arrives while the first is out
+    first.done(ANSWERED)
+    permit = late.enter(clock.sleep)
+    assert permit.crowded
+    permit.done(THROTTLED)
+    assert late.requeues(REFUSED)
+
+
+def test_a_call_that_arrived_at_an_idle_pool_is_alone_though_others_came_after_it() -> None:
+    # Company that arrives later and is gone by its refusal does not make a lone call crowded.
+    clock = Clock()
+    admission = _served(clock)
+    lone = admission.call(30.0)
+    permit = lone.enter(clock.sleep)
+    later = admission.call(30.0)
+    later_permit = later.enter(clock.sleep)
+    assert later_permit.crowded  # it went while the lone call was in flight
+    later_permit.done(ANSWERED)
+    assert not permit.crowded
+    permit.done(THROTTLED)
+    assert not lone.requeues(REFUSED)
