@@ -23,8 +23,8 @@ class Transport(SyncExchange, AsyncExchange):
     """HTTP to the Kimi gateway. Thread-safe; usable from several event loops in turn.
 
     Injected clients are used as-is (our timeout is still passed per request) and never closed.
-    The clients and their admission (queue, shared cool-down, adaptive window) live in a pool
-    shared with every Transport of the same settings (`pool/shared.py`).
+    The clients and their admission (the fair queue and the rate controller, `limits/`) live in a
+    pool shared with every Transport of the same settings (`pool/shared.py`).
     """
 
     def __repr__(self) -> str:
