@@ -332,7 +332,7 @@ class AdmittedCall:
     """One call's way into the pool, attempt after attempt (sync or async)."""
 
     def __init__(
-        self, admission: Admission, budget: float | None, ticket: int, *, crowded: bool = False
+        self, admission: Admission, budget: float | None, ticket: int, *, crowded: bool
     ) -> None:
         self._admission = admission
         self._budget = budget

@@ -467,3 +467,17 @@ def test_a_call_that_arrived_at_an_idle_pool_is_alone_though_others_came_after_i
     assert not permit.crowded
     permit.done(THROTTLED)
     assert not lone.requeues(REFUSED)
+
+
+def test_two_calls_asleep_at_once_each_keep_company_until_its_own_rest_ends() -> None:
+    clock = Clock()
+    admission = _served(clock)
+    first, second = admission.call(30.0), admission.call(30.0)
+    with first.resting():
+        with second.resting():
+            pass  # the second is back first
+        permit = admission.call(30.0).enter(clock.sleep)
+        assert permit.crowded  # the first still sleeps
+        permit.done(ANSWERED)
+    permit = admission.call(30.0).enter(clock.sleep)
+    assert not permit.crowded  # both are back (and gone)
