@@ -197,6 +197,19 @@ OTHER_KINDS = (
         calls=600,
         overload=(0.3, 10, 503, False),
     ),
+    # A few calls at a time: each refused call sleeps its Retry-After out of the queue, and a
+    # sibling refused meanwhile once counted as a call alone (the simulation's
+    # `OVERLOADED_WHILE_SIBLINGS_REST`; docs/benchmarks.md, "Overloads met by a few calls").
+    Cell(
+        "3 processes, 16 calls at a time each, 70 % 529 with Retry-After: 1 for 30 s",
+        50,
+        burst=4,
+        answer=(0.05, 0.15),
+        calls=400,
+        concurrency=16,
+        processes=3,
+        overload=(0.7, 30, 529, True),
+    ),
     Cell("50/s, 429s taking 2 s", 50, refusal_delay=2.0, refusal_min=2.0),
     # Refusals slower than the slow start's first horizon (0.25 s): the simulation's profile of
     # the same name (a pool paced behind them once waited for the slow start's schedule).
