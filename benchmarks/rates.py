@@ -201,6 +201,16 @@ OTHER_KINDS = (
     # sibling refused meanwhile once counted as a call alone (the simulation's
     # `OVERLOADED_WHILE_SIBLINGS_REST`; docs/benchmarks.md, "Overloads met by a few calls").
     Cell(
+        "4 processes, 4 calls at a time each, 30 % 503 with Retry-After: 1 for 10 s",
+        50,
+        burst=2,
+        answer=(0.05, 0.15),
+        calls=200,
+        concurrency=4,
+        processes=4,
+        overload=(0.3, 10, 503, True),
+    ),
+    Cell(
         "3 processes, 16 calls at a time each, 70 % 529 with Retry-After: 1 for 30 s",
         50,
         burst=4,
