@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import rate_bounds, shared_limit_grid, small_shares_grid
+from tests.support import random_gateways, rate_bounds, shared_limit_grid, small_shares_grid
 from tests.support.pool_simulation import Overload, Profile, run
 from tests.support.rate_catalog import ALL, SEEDS
 
@@ -336,6 +336,18 @@ def test_the_small_shares_grid_is_the_one_the_docs_describe() -> None:
     assert {p.rate for p in grid.values() if p.concurrency_limit is None} == {3, 6, 10, 30}
     assert {p.concurrency_limit for p in grid.values()} == {None, 3, 8, 20}
     assert min(p.calls for p in grid.values()) == 120
+
+
+def test_the_random_gateways_are_the_ones_the_docs_describe() -> None:
+    # docs/benchmarks.md, "Overloads met by a few calls at a time": the draws' kinds and ranges.
+    draws = [random_gateways.draw(number) for number in range(400)]
+    assert {kind for kind, _ in draws} == set(random_gateways.KINDS)
+    assert {p.processes for _, p in draws} == {1, 2, 3, 4, 8, 16}
+    assert {p.concurrency for _, p in draws} == {4, 16, 64, 256}
+    overloads = [p.overload for _, p in draws if p.overload is not None]
+    assert {o.share for o in overloads} == {0.1, 0.3, 0.5, 0.7}
+    assert {o.until for o in overloads} == {2.0, 10.0, 30.0}
+    assert random_gateways.draw(7) == random_gateways.draw(7)  # a draw is its number's
 
 
 def test_the_bounds_table_in_the_docs_has_these_misses() -> None:
