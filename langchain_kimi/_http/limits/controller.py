@@ -80,7 +80,8 @@ class Controller(Protocol):
 
     def sharing(self, now: float) -> bool:
         """Whether a request sent now shares the rate the pool's earlier ones were refused
-        for, though no other is in flight or waiting: a 429 the pacer counted (to a request
+        for, though no other is out (in flight, waiting or asleep between attempts): a 429
+        the pacer counted (to a request
         sent with others, or any while pacing) came within `knobs.serving_window`, and the
         gateway admitted one of the pool's requests within it too (`serving`)."""
         ...

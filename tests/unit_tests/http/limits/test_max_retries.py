@@ -340,8 +340,8 @@ def test_after_a_sync_batch_a_lone_call_loses_turns_to_the_rate_it_shared_not_re
 # calls: a sibling refused meanwhile went with it, though nothing else was in flight or queued.
 # A batch of 4 concurrent calls against a gateway refusing 30 % with `503, Retry-After: 1` saw
 # each call alone at its refusals (the other three asleep), and lost calls after three attempts
-# (on main 78f1707: 1 of 200 with 4 processes, up to 23 of 400 with 70 % for 30 s;
-# `OVERLOADED_WHILE_SIBLINGS_REST` in test_rate_profiles.py).
+# (on main 78f1707: 2-119 calls over 4 seeds on each of `OVERLOADED_WHILE_SIBLINGS_REST` in
+# test_rate_profiles.py).
 OVERLOADED = Outcome("overloaded", 1.0)
 BUSY = Failure(KimiAPIError("overloaded", status_code=503), True, True, 1.0)
 

@@ -179,8 +179,8 @@ SMALL_SHARES_OF_A_KEY = {
 # Overloads met by a few calls at a time: each refused call sleeps its `Retry-After` (or its
 # backoff) out of the queue, so the next one refused saw nothing in flight or queued and spent
 # its retries as a call alone. A call asleep between attempts now keeps its siblings company
-# (`AdmittedCall.resting`). Each lost calls on main 78f1707 over the test's seeds (found by
-# drawing 2,000 random gateways: 1,854 run, 11 overloads lost calls, 8 of them no more since).
+# (`AdmittedCall.resting`). Each lost calls on main 78f1707 over the test's seeds (2-119 of
+# them; found with `tests.support.random_gateways`, docs/benchmarks.md).
 OVERLOADED_WHILE_SIBLINGS_REST = {
     "4 processes, 4 calls at a time each, 30 % 503 with Retry-After: 1 for 10 s": Profile(
         50,
