@@ -39,7 +39,7 @@ import threading
 from collections.abc import Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
 
-from langchain_kimi._errors import KimiError, KimiRateLimitError, KimiTimeoutError
+from langchain_kimi._errors import KimiAPIError, KimiError, KimiRateLimitError, KimiTimeoutError
 from langchain_kimi._http.limits.controller import Controller, Paced, Unpaced
 from langchain_kimi._http.limits.knobs import KNOBS
 from langchain_kimi._http.limits.outcome import Outcome, outcome_of
@@ -102,12 +102,17 @@ class Admission:
         adaptive: bool,
         clock: Callable[[], float],
         max_capacity: int | None = None,
+        can_fall_back: bool = False,
     ) -> None:
         self.clock = clock
         self.capacity = capacity
         self.capacity_step = capacity
         self.max_capacity = capacity if max_capacity is None else max_capacity
-        self.controller: Controller = (Paced if adaptive else Unpaced)(self.max_capacity)
+        self.controller: Controller = (
+            Paced(self.max_capacity, can_fall_back=can_fall_back)
+            if adaptive
+            else Unpaced(self.max_capacity)
+        )
         self._hold: float | None = None  # moving average of how long a slot is held
         self._sent_sum = 0.0  # the send times of the requests in flight, summed
         self._lock = threading.Lock()
@@ -158,10 +163,16 @@ class Admission:
     def starved_for(self) -> float | None:
         """Seconds since the gateway last served the pool's requests, while it serves none
         (`starved.py`); None while it serves them."""
+        starved = self._starvation()
+        return None if starved is None else starved[0]
+
+    def _starvation(self) -> tuple[float, list[int]] | None:
+        """How long the pool has been starved and the statuses it was refused with, the latest
+        last (None: it is served)."""
         with self._lock:
             now = self.clock()
             since = self.controller.starved_since(now)
-            return None if since is None else now - since
+            return None if since is None else (now - since, self.controller.starved_by())
 
     # -- under the lock -----------------------------------------------------------------------
 
@@ -456,11 +467,17 @@ class AdmittedCall:
         """The error of a call whose pool timeout runs out before its turn: a timeout, or, while
         the gateway serves none of the pool's requests, the rate limit that keeps it waiting."""
         budget = f"pool timeout of {self._budget:g}s (httpx.Timeout.pool)"
-        starved_for = self._admission.starved_for()
-        if starved_for is not None:
-            return KimiRateLimitError(
-                f"the gateway has answered every request of this pool with 429 for "
-                f"{starved_for:.0f}s, admitting none; this call's turn would outlast its {budget}"
+        starved = self._admission._starvation()
+        if starved is not None:
+            seconds, statuses = starved
+            latest = statuses[-1] if statuses else 429
+            # The latest refusal's class: a 429's rate limit, an overload's API error.
+            error = KimiRateLimitError if latest == 429 else KimiAPIError
+            named = " and ".join(str(status) for status in sorted(statuses or [429]))
+            return error(
+                f"the gateway has answered every request of this pool with {named} for "
+                f"{seconds:.0f}s, admitting none; this call's turn would outlast its {budget}",
+                status_code=latest,
             )
         return KimiTimeoutError(f"{what} would outlast this call's {budget}; nothing was sent")
 

@@ -24,7 +24,12 @@ pause the gateway asked for has passed).
   (503, 529) while the gateway serves the pool, while the pool starts or while it is starved
   is a lost turn (whether the call went with others is admission's to say). An overload holds
   back only the call it refused (its `Retry-After`): a busy gateway that still answers most
-  calls must not stop the others (issue 29: 30 % of 503s held the whole pool, 2.5-2.8x).
+  calls must not stop the others (issue 29: 30 % of 503s held the whole pool, 2.5-2.8x). Once
+  the gateway serves none of the pool's requests, a 429 to a call that went with others starves
+  the pool (`starved`), and so does an overload that says when to come back (`Retry-After`)
+  unless a fallback base would take the calls (`can_fall_back`: they spend their retries and
+  move on, as `retry.RetryPlan` says); an overload naming no wait may be an outage, and the
+  calls spend their retries.
 - `Unpaced` (`adaptive_concurrency=False`): no pacing; a 429, or a 503 / 529 with
   `Retry-After`, holds every call back for the asked time (`default_cool_down` when a 429 names
   none); every refusal spends a retry.
@@ -91,15 +96,22 @@ class Controller(Protocol):
         serves them)."""
         ...
 
+    def starved_by(self) -> list[int]:
+        """The statuses the gateway refused the starved pool's requests with, the latest last
+        (empty: not starved)."""
+        ...
+
 
 class Paced:
     """The shipped policy: slow start, then the pacer from the first 429."""
 
-    def __init__(self, max_window: int) -> None:
+    def __init__(self, max_window: int, *, can_fall_back: bool = False) -> None:
         self.slow_start = SlowStart(max_window=max_window)
         self.pacer = Pacer()
         self.in_flight = InFlightCap()
         self.starved = Starved()
+        self.can_fall_back = can_fall_back
+        """A fallback base takes the calls the primary keeps overloading (`retry.RetryPlan`)."""
 
     def delay(self, now: float) -> float:
         turn = self.pacer.delay(now)  # first: it may heal to inert as of `now`
@@ -113,16 +125,29 @@ class Paced:
 
     def record(self, request: Request, outcome: Outcome | None, now: float) -> None:
         self.slow_start.record(request, outcome, now)
-        if outcome is not None and outcome.kind == "throttled":
-            served = self.slow_start.admitted_recently(now) or self.slow_start.starting(now)
-            if request.crowded and not served:  # a lone call's 429 is its own to wait
-                self.starved.refused(request.sent_at, now, outcome.retry_after)
-            if self.in_flight.refused(request, now):
-                self.pacer.stop()  # the cap's 429s: the rate is not what limits
-            else:
-                self.pacer.throttled(
-                    request.sent_at, now, alone=not request.crowded, count=request.in_flight
-                )
+        if outcome is None or outcome.kind not in ("throttled", "overloaded"):
+            return
+        served = self.slow_start.admitted_recently(now) or self.slow_start.starting(now)
+        if request.crowded and not served and self._starves(outcome):
+            # A lone call's refusal is its own to wait (its retries).
+            status = outcome.status or (429 if outcome.kind == "throttled" else 503)
+            self.starved.refused(request.sent_at, now, outcome.retry_after, status)
+        if outcome.kind != "throttled":
+            return
+        if self.in_flight.refused(request, now):
+            self.pacer.stop()  # the cap's 429s: the rate is not what limits
+        else:
+            self.pacer.throttled(
+                request.sent_at, now, alone=not request.crowded, count=request.in_flight
+            )
+
+    def _starves(self, outcome: Outcome) -> bool:
+        """Whether this refusal, to a call that went with others while the gateway serves none
+        of the pool's requests, starves the pool: a 429, or an overload that says when to come
+        back where no fallback base would take the calls."""
+        if outcome.kind == "throttled":
+            return True
+        return outcome.retry_after is not None and not self.can_fall_back
 
     def lost_turn(self, request: Request, now: float) -> bool:
         return self._starving(now) or self.slow_start.lost_turn(request, now)
@@ -134,6 +159,9 @@ class Paced:
 
     def _starving(self, now: float) -> bool:
         return self.starved_since(now) is not None
+
+    def starved_by(self) -> list[int]:
+        return [] if self.starved.since is None else list(self.starved.statuses)
 
     def rate(self, now: float) -> float | None:
         return self.pacer.current(now)
@@ -178,6 +206,9 @@ class Unpaced:
 
     def starved_since(self, now: float) -> float | None:
         return None
+
+    def starved_by(self) -> list[int]:
+        return []
 
     def rate(self, now: float) -> float | None:
         return None

@@ -28,6 +28,8 @@ class Outcome:
 
     kind: Literal["answered", "throttled", "overloaded", "other"]
     retry_after: float | None = None
+    status: int | None = None
+    """The HTTP status of a refusal (429, 503, 529): what a starved pool's error names."""
 
 
 ANSWERED = Outcome("answered")
@@ -42,9 +44,9 @@ def outcome_of(failure: Failure | None) -> Outcome:
         return OTHER
     status = failure.error.status_code
     if status == 429:
-        return Outcome("throttled", failure.retry_after)
+        return Outcome("throttled", failure.retry_after, status)
     # 503 "service unavailable" and 529 `overloaded_error` (Messages, 000): busy, not limiting
     # this key; with or without a Retry-After.
     if status in (503, 529):
-        return Outcome("overloaded", failure.retry_after)
+        return Outcome("overloaded", failure.retry_after, status)
     return OTHER

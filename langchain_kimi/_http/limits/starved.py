@@ -11,14 +11,21 @@ next request the moment an answer frees it, so another process may see nothing b
 long as the others have calls to send (issue 29: 16 processes behind a limit of 20 kept one out
 for up to 32 s; 4 behind 10 kept one out from its start for over 20 s). No process can tell that
 from a key refused for good, and no count of retries fits every crowd; so a starved pool waits,
-cheaply:
+cheaply.
 
-- one request in flight at a time (`limit`), the next one `starved_probe` after the last 429,
-  then twice as long after each further 429, up to `starved_probe_cap` (a slot freed for good is
-  found within that), or the 429's `Retry-After` when it asks for longer;
-- a 429 to a call that went with others costs it its turn, not a retry (`Paced.lost_turn`); a
-  call alone still spends its retries, and every call still waits at most its pool timeout for
-  its turn (`admission`), so a key refused for good fails every call within that.
+An overload (503, 529) that says when to come back (`Retry-After`) starves the pool the same way
+where no fallback base would take the calls (`Paced`): a batch's last few calls in a long
+overload (70 % 529 with `Retry-After: 1` for 30 s) were refused 10-20 times while the rest of
+their pool was done, then three more, and lost their answers (issue 29: "an overload that says
+when to come back must cost no answer"). A starved pool has:
+
+- one request in flight at a time (`limit`), the next one `starved_probe` after the last
+  refusal, then twice as long after each further one, up to `starved_probe_cap` (a slot freed for
+  good is found within that), or the refusal's `Retry-After` when it asks for longer;
+- a 429 (or such an overload) to a call that went with others costs it its turn, not a retry
+  (`Paced.lost_turn`); a call alone still spends its retries, and every call still waits at most
+  its pool timeout for its turn (`admission`), so a key refused for good, or a gateway down for
+  good, fails every call within that, with an error naming the statuses it answered.
 """
 
 from __future__ import annotations
@@ -33,21 +40,29 @@ class Starved:
     """Since when the pool is starved (None: it is not), and when its next probe may go."""
 
     since: float | None = None
+    statuses: list[int] = field(default_factory=list)
+    """The statuses of the refusals since it starved (429, 503, 529), each once, the latest last."""
     _interval: float = field(default=0.0, repr=False)
     _next_probe: float = field(default=float("-inf"), repr=False)
 
-    def refused(self, sent_at: float, now: float, retry_after: float | None = None) -> None:
-        """A 429 came, to a request sent at `sent_at`, while the gateway served none of the
-        pool's requests, asking to retry after `retry_after` seconds (None: it named no wait).
-        Each probe refused doubles the wait (not each 429 of the wave that was already out when
-        the starvation began); a longer `Retry-After` is waited whole: a key refused for hours
+    def refused(
+        self, sent_at: float, now: float, retry_after: float | None = None, status: int = 429
+    ) -> None:
+        """A refusal (`status`: a 429, or an overload) came, to a request sent at `sent_at`,
+        while the gateway served none of the pool's requests, asking to retry after
+        `retry_after` seconds (None: it named no wait). Each probe refused doubles the wait (not
+        each refusal of the wave that was already out when the starvation began); a longer `Retry-After` is waited whole: a key refused for hours
         fails every waiting call at once (`admission`: the turn would outlast its pool timeout)
         instead of sending them one probe at a time."""
         if self.since is None:
             self.since = now
+            self.statuses = []
             self._interval = KNOBS.starved_probe
         elif sent_at > self.since:
             self._interval = min(KNOBS.starved_probe_cap, 2.0 * self._interval)
+        if status in self.statuses:
+            self.statuses.remove(status)
+        self.statuses.append(status)
         wait = max(self._interval, retry_after or 0.0)
         self._next_probe = max(self._next_probe, now + wait)
 

@@ -112,6 +112,7 @@ class SharedPool:
             adaptive=key.adaptive,
             clock=key.clock,
             max_capacity=CAPACITY if key.injected else MAX_IN_FLIGHT,  # the caller's limits stand
+            can_fall_back=len(key.bases) > 1,
         )
         self.drains = Drains(self.admission)
         self.leases = 0

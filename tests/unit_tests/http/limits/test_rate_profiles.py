@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from langchain_kimi._http.limits.knobs import KNOBS
 from tests.support import random_gateways, rate_bounds, shared_limit_grid, small_shares_grid
 from tests.support.pool_simulation import Overload, Profile, run
 from tests.support.rate_catalog import ALL, SEEDS
@@ -271,11 +272,52 @@ A_BATCHS_LAST_CALLS_ON_TOKENS_PER_MINUTE = {
 }
 
 
+# A batch's last calls in a long overload that says when to come back (70 % 529 with
+# `Retry-After: 1` for 30 s): the rest of their pool done, nothing of it admitted for
+# `serving_window`, each spent its retries on three more 529s after 10-20 lost turns (on main
+# e09e4ac: 1-3 calls lost over seeds 0-3 on each; `tests.support.random_gateways` draws 10,234,
+# 11,884 and 13,392). Such an overload now starves the pool as a 429 does (`starved.py`).
+STRAGGLERS_OF_A_LONG_OVERLOAD = {
+    "4 processes on 20/s, 64 calls at a time, 70 % 529 with Retry-After: 1 for 30 s": Profile(
+        20,
+        latency=(0.2, 0.3),
+        retry_after="date",
+        calls=100,
+        concurrency=64,
+        processes=4,
+        overload=Overload(share=0.7, until=30.0, status=529),
+    ),
+    "16 processes on 3/s, 0.8-4 s answers, 70 % 529 with Retry-After: 1 for 30 s": Profile(
+        3,
+        burst=0.5,
+        latency=(0.8, 4.0),
+        retry_after="negative",
+        calls=128,
+        concurrency=64,
+        processes=16,
+        refusal=(0.2, 0.6),
+        overload=Overload(share=0.7, until=30.0, status=529),
+    ),
+    "16 processes on 100/s, 4 s burst, 70 % 529 with Retry-After: 1 for 30 s": Profile(
+        100,
+        burst=4,
+        latency=(0.2, 1.0),
+        retry_after="negative",
+        calls=128,
+        concurrency=64,
+        processes=16,
+        refusal=(0.2, 0.6),
+        overload=Overload(share=0.7, until=30.0, status=529),
+    ),
+}
+
+
 LOSE_NO_CALL = (
     STARVED_BEHIND_A_SHARED_CONCURRENCY_LIMIT
     | SMALL_SHARES_OF_A_KEY
     | OVERLOADED_WHILE_SIBLINGS_REST
     | A_BATCHS_LAST_CALLS_ON_TOKENS_PER_MINUTE
+    | STRAGGLERS_OF_A_LONG_OVERLOAD
 )
 """The gateways off the catalogue that lost calls once, each in one of the tables above."""
 
@@ -302,6 +344,37 @@ def test_a_batch_on_a_key_refused_for_good_fails_within_its_pool_timeout(retry_a
         or error.startswith("KimiRateLimitError: the gateway has answered every request")
         for error in result.errors
     )
+
+
+def test_a_batch_in_an_outage_that_says_when_to_come_back_waits_its_pool_timeout_probing() -> None:
+    # 529 `Retry-After: 1` on every request, for good, no fallback base: the batch's calls lose
+    # turns (the overload says when to come back), the pool probes one request at a time once
+    # it has been neither served nor starting for `serving_window`, and the calls fail once
+    # their pool timeout runs out, saying what the gateway answered (the probe out at that
+    # moment spends its retries). Before: every call spent its retries after `serving_window`.
+    outage = Overload(share=1.0, until=float("inf"), status=529)
+    # A limit of 1/s (never reached) sets an ideal, so a horizon, long enough for the timeout.
+    profile = Profile(1, calls=40, concurrency=40, overload=outage, pool_timeout=60.0)
+    result = run(profile, seed=0)
+    assert result.failed == profile.calls
+    starved = [e for e in result.errors if e.startswith("KimiAPIError: the gateway has answered")]
+    assert len(starved) >= profile.calls - 2
+    assert all("every request of this pool with 529 for " in error for error in starved)
+    assert set(result.errors) - set(starved) <= {"gave up after 2 retries"}
+    assert profile.pool_timeout < result.end < profile.pool_timeout + KNOBS.serving_window + 5.0
+    # About one request per call per second until `serving_window`, then one probe at a time.
+    assert result.requests_per_answer <= 12 * profile.calls  # no answer: requests / 1
+
+
+def test_a_batch_in_an_outage_that_names_no_wait_fails_after_its_retries() -> None:
+    # A 503 without Retry-After does not say when to come back: the calls spend their retries
+    # once the pool has been neither served nor starting for `serving_window`, as before.
+    outage = Overload(share=1.0, until=float("inf"), retry_after=False)
+    profile = Profile(1, calls=40, concurrency=40, overload=outage, pool_timeout=60.0)
+    result = run(profile, seed=0)
+    assert result.failed == profile.calls
+    assert all(error == "gave up after 2 retries" for error in result.errors)
+    assert result.end < KNOBS.serving_window + 3 * KNOBS.backoff_cap
 
 
 def test_a_batch_told_to_come_back_in_an_hour_fails_within_seconds_not_one_call_at_a_time() -> None:

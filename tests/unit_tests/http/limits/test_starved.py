@@ -15,12 +15,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from langchain_kimi._errors import KimiRateLimitError, KimiTimeoutError
-from langchain_kimi._http.limits.admission import Admission, Permit, _Wait, _Waiter
+from langchain_kimi._errors import KimiAPIError, KimiRateLimitError, KimiTimeoutError
+from langchain_kimi._http.limits.admission import Admission, AdmittedCall, Permit, _Wait, _Waiter
 from langchain_kimi._http.limits.knobs import KNOBS
 from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
 from langchain_kimi._http.limits.retry import Failure
 from langchain_kimi._http.limits.starved import Starved
+from langchain_kimi._http.pool import shared
 from tests.support.fake_clock import Clock
 
 THROTTLED = Outcome("throttled", 0.0)
@@ -300,3 +301,122 @@ def test_a_shorter_retry_after_does_not_bring_the_next_probe_forward() -> None:
     starved.refused(sent_at=0.0, now=1.0, retry_after=60.0)
     starved.refused(sent_at=0.5, now=1.5, retry_after=1.0)  # of the wave already out
     assert starved.delay(1.5) == 59.5
+
+
+# -- an overload that says when to come back -------------------------------------------------
+# Issue 29: "an overload that says when to come back must cost no answer". A batch's last calls,
+# refused by a 70 % 529 `Retry-After: 1` for 30 s while the rest of their pool was done, found
+# nothing of the pool admitted for `serving_window` and spent their retries: 4 of 5,000 random
+# gateways lost 1-4 calls (`tests.support.random_gateways`, draws 10,000-14,999; pinned in
+# `test_rate_profiles.STRAGGLERS_OF_A_LONG_OVERLOAD`).
+
+OVERLOADED = Outcome("overloaded", 1.0, status=529)
+OVERLOAD_FAILURE = Failure(
+    KimiAPIError("overloaded", status_code=529), retryable=True, fallback=True, retry_after=1.0
+)
+
+
+def unserved_pool(*, can_fall_back: bool = False) -> tuple[Admission, Clock]:
+    """A pool past its start whose requests the gateway has admitted none of lately."""
+    clock = Clock()
+    gate = Admission(8, adaptive=True, clock=clock, can_fall_back=can_fall_back)
+    gate.call(30.0).enter(clock.sleep).done(ANSWERED)
+    clock.now += 2 * KNOBS.serving_window  # neither served nor starting any more
+    return gate, clock
+
+
+def overloaded_with_company(gate: Admission, clock: Clock, outcome: Outcome) -> AdmittedCall:
+    """A call of a batch refused with `outcome` while another call of its pool waits."""
+    call = gate.call(30.0)
+    permit = call.enter(clock.sleep)
+    with waiting_behind(gate):
+        permit.done(outcome)
+    return call
+
+
+def test_an_overload_that_says_when_to_come_back_starves_the_pool_like_a_429() -> None:
+    gate, clock = unserved_pool()
+    call = overloaded_with_company(gate, clock, OVERLOADED)
+    assert gate.starved_for() == 0.0
+    assert gate.controller.limit(clock.now, gate.in_flight) == 1  # one probe at a time
+    assert gate.controller.delay(clock.now) == max(KNOBS.starved_probe, 1.0)
+    assert call.requeues(OVERLOAD_FAILURE)  # its turn, not a retry
+
+
+def test_a_lone_calls_overload_spends_its_retry_and_starves_nothing() -> None:
+    gate, clock = unserved_pool()
+    call = gate.call(30.0)
+    call.enter(clock.sleep).done(OVERLOADED)
+    assert gate.starved_for() is None
+    assert not call.requeues(OVERLOAD_FAILURE)  # `max_retries` as the peers' users read it
+
+
+def test_an_overload_naming_no_wait_still_spends_retries_once_the_pool_is_not_served() -> None:
+    # A 503 without Retry-After may be an outage: the calls fail after their retries, as before.
+    gate, clock = unserved_pool()
+    call = overloaded_with_company(gate, clock, Outcome("overloaded", None, status=503))
+    assert gate.starved_for() is None
+    no_wait = Failure(KimiAPIError("unavailable", status_code=503), True, True)
+    assert not call.requeues(no_wait)
+
+
+def test_with_a_fallback_base_an_overloaded_pool_moves_on_instead_of_waiting() -> None:
+    # The fallback takes what the primary keeps refusing (`RetryPlan`): a starved pool would
+    # hold both bases' requests to one probe at a time, and the calls would never reach it.
+    gate, clock = unserved_pool(can_fall_back=True)
+    call = overloaded_with_company(gate, clock, OVERLOADED)
+    assert gate.starved_for() is None
+    assert not call.requeues(OVERLOAD_FAILURE)
+
+
+def test_an_answer_ends_an_overloads_starvation() -> None:
+    gate, clock = unserved_pool()
+    overloaded_with_company(gate, clock, OVERLOADED)
+    clock.now += 1.0
+    gate.call(30.0).enter(clock.sleep).done(ANSWERED)
+    assert gate.starved_for() is None
+    assert gate.controller.limit(clock.now, gate.in_flight) is None
+
+
+async def test_a_call_whose_pool_timeout_runs_out_in_an_overload_fails_naming_its_status() -> None:
+    gate, clock = unserved_pool()
+    overloaded_with_company(gate, clock, OVERLOADED)
+    clock.now += 12.0
+    probe = gate.call(30.0).enter(clock.sleep)
+    with pytest.raises(KimiAPIError, match=r"with 529 for 12s, admitting none") as raised:
+        gate.call(0.0).enter(clock.sleep)
+    assert not isinstance(raised.value, KimiRateLimitError)
+    assert raised.value.status_code == 529
+    with waiting_behind(gate):
+        probe.done(THROTTLED)  # a 429 as well: both named, the latest one's class
+    with pytest.raises(KimiRateLimitError, match=r"with 429 and 529 for 12s") as limited:
+        await gate.call(0.0).aenter(clock.async_sleep)
+    assert limited.value.status_code == 429
+    assert gate.queued == 0
+
+
+@pytest.mark.parametrize(
+    ("bases", "starves"),
+    [
+        (("https://direct.evolink.ai",), True),
+        (("https://direct.evolink.ai", "https://api.evolink.ai"), False),
+    ],
+)
+def test_a_shared_pool_starves_on_overloads_only_without_a_fallback_base(
+    bases: tuple[str, ...], starves: bool
+) -> None:
+    clock = Clock()
+    key = shared.PoolKey(
+        bases=bases,
+        key_digest=shared.PoolKey.digest("sk-starved-test"),
+        adaptive=True,
+        clock=clock,
+        http_client=None,
+        http_async_client=None,
+    )
+    gate = shared.SharedPool(key).admission
+    gate.call(30.0).enter(clock.sleep).done(ANSWERED)
+    clock.now += 2 * KNOBS.serving_window
+    call = overloaded_with_company(gate, clock, OVERLOADED)
+    assert (gate.starved_for() is not None) is starves
+    assert call.requeues(OVERLOAD_FAILURE) is starves
