@@ -105,7 +105,7 @@ class Controller(Protocol):
 class Paced:
     """The shipped policy: slow start, then the pacer from the first 429."""
 
-    def __init__(self, max_window: int, *, can_fall_back: bool = False) -> None:
+    def __init__(self, max_window: int, *, can_fall_back: bool) -> None:
         self.slow_start = SlowStart(max_window=max_window)
         self.pacer = Pacer()
         self.in_flight = InFlightCap()
@@ -161,7 +161,7 @@ class Paced:
         return self.starved_since(now) is not None
 
     def starved_by(self) -> list[int]:
-        return [] if self.starved.since is None else list(self.starved.statuses)
+        return list(self.starved.statuses)
 
     def rate(self, now: float) -> float | None:
         return self.pacer.current(now)

@@ -41,7 +41,8 @@ class Starved:
 
     since: float | None = None
     statuses: list[int] = field(default_factory=list)
-    """The statuses of the refusals since it starved (429, 503, 529), each once, the latest last."""
+    """The statuses of the refusals since it starved (429, 503, 529), each once, the latest last
+    (empty while it is not)."""
     _interval: float = field(default=0.0, repr=False)
     _next_probe: float = field(default=float("-inf"), repr=False)
 
@@ -51,12 +52,12 @@ class Starved:
         """A refusal (`status`: a 429, or an overload) came, to a request sent at `sent_at`,
         while the gateway served none of the pool's requests, asking to retry after
         `retry_after` seconds (None: it named no wait). Each probe refused doubles the wait (not
-        each refusal of the wave that was already out when the starvation began); a longer `Retry-After` is waited whole: a key refused for hours
-        fails every waiting call at once (`admission`: the turn would outlast its pool timeout)
-        instead of sending them one probe at a time."""
+        each refusal of the wave that was already out when the starvation began); a longer
+        `Retry-After` is waited whole: a key refused for hours fails every waiting call at once
+        (`admission`: the turn would outlast its pool timeout) instead of sending them one probe
+        at a time."""
         if self.since is None:
             self.since = now
-            self.statuses = []
             self._interval = KNOBS.starved_probe
         elif sent_at > self.since:
             self._interval = min(KNOBS.starved_probe_cap, 2.0 * self._interval)
@@ -69,6 +70,7 @@ class Starved:
     def served(self) -> None:
         """The gateway admitted a request of the pool: it is served again."""
         self.since = None
+        self.statuses = []
         self._next_probe = float("-inf")
 
     def delay(self, now: float) -> float:

@@ -332,7 +332,7 @@ def test_a_first_step_whose_429s_came_only_above_the_counts_it_admitted_holds_th
 
 
 def test_the_controller_tells_the_pacer_each_requests_in_flight_count() -> None:
-    controller = Paced(max_window=100)
+    controller = Paced(max_window=100, can_fall_back=False)
     first_step([LIMIT, LIMIT - 2, LIMIT - 3], controller)
     assert controller.rate(STEP_END) == FIRST_RATE
     sent = LIMIT + 5  # the first step's sends, none given back

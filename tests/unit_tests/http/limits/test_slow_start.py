@@ -316,7 +316,7 @@ def test_a_pool_whose_pacer_healed_owes_the_slow_start_nothing_for_the_paced_sen
     # heals, the slow start decides the turns again, and the paced sends were not its to space
     # (issue 29: behind 429s taking 0.2-0.4 s, a pool paced at 150/s healed and then held its
     # last calls 20 s, 3.3x ideal).
-    controller = Paced(max_window=4000)
+    controller = Paced(max_window=4000, can_fall_back=False)
     refused = object()
     controller.slow_start.sent(refused, 0.0)
     controller.slow_start.refused(refused, sent_at=0.0, now=2.0)
@@ -414,7 +414,7 @@ def test_a_first_window_with_a_request_not_answered_is_no_sample_of_the_answers(
 
 
 def test_the_window_bounds_the_requests_in_flight_only_while_the_pacer_is_inert() -> None:
-    controller = Paced(max_window=4000)
+    controller = Paced(max_window=4000, can_fall_back=False)
     answer_first_window(controller, took=1 / 8)
     window = 2 * KNOBS.start_window
     assert controller.limit(1 / 8, 0) == window  # the first window's slots given back
@@ -443,7 +443,7 @@ def test_an_in_flight_cap_and_the_quick_answers_window_both_bound_the_pool() -> 
     # Answers in 1/128 s (quick) from a gateway that also refuses above 12 in flight: the cap
     # learnt from its 429s (two bursts a step apart, refused from count 13 on) is tighter than
     # the window of 20 the first answers grew, and the tighter one holds.
-    controller = Paced(max_window=4000)
+    controller = Paced(max_window=4000, can_fall_back=False)
     answer_first_window(controller, took=1 / 128)
     now = 1.0
     for _ in range(2):

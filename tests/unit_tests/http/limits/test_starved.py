@@ -40,6 +40,7 @@ def test_probes_wait_longer_after_each_429_up_to_the_cap() -> None:
         starved.refused(at - 1 / 64, at)  # a probe sent after the starvation began
         waits.append(starved.delay(at))
     assert starved.since == 10.0  # the first 429 of the starvation
+    assert starved.statuses == [429]  # a refusal naming no status is a 429
     assert starved.limit() == 1
     first, cap = KNOBS.starved_probe, KNOBS.starved_probe_cap
     expected = [min(cap, first * 2**n) for n in range(6)]
@@ -67,11 +68,20 @@ def test_an_admission_ends_the_starvation_and_the_next_one_starts_afresh() -> No
         starved.refused(at, at)
     starved.served()
     assert starved.since is None
+    assert starved.statuses == []
     assert starved.limit() is None
     assert starved.delay(3.0) == 0.0
-    starved.refused(9.0, 9.0)
+    starved.refused(9.0, 9.0, status=503)
     assert starved.since == 9.0
+    assert starved.statuses == [503]  # the last starvation's 429s are forgotten
     assert starved.delay(9.0) == KNOBS.starved_probe  # the backoff starts over
+
+
+def test_each_status_is_named_once_the_latest_last() -> None:
+    starved = Starved()
+    for status in (429, 529, 429):
+        starved.refused(1.0, 1.0, status=status)
+    assert starved.statuses == [529, 429]
 
 
 # -- through Admission -----------------------------------------------------------------------
@@ -367,6 +377,21 @@ def test_with_a_fallback_base_an_overloaded_pool_moves_on_instead_of_waiting() -
     call = overloaded_with_company(gate, clock, OVERLOADED)
     assert gate.starved_for() is None
     assert not call.requeues(OVERLOAD_FAILURE)
+
+
+def test_an_overload_of_no_known_status_is_named_a_503() -> None:
+    gate, clock = unserved_pool()
+    overloaded_with_company(gate, clock, Outcome("overloaded", 1.0))
+    with pytest.raises(KimiAPIError, match=r"with 503 for 0s"):
+        gate.call(0.0).enter(clock.sleep)
+
+
+def test_a_429_naming_no_wait_starves_the_pool_even_with_a_fallback_base() -> None:
+    # A 429 is this key's rate: the fallback base serves the same key, so it never moves on.
+    gate, clock = unserved_pool(can_fall_back=True)
+    call = overloaded_with_company(gate, clock, Outcome("throttled", None, status=429))
+    assert gate.starved_for() == 0.0
+    assert call.requeues(Failure(KimiRateLimitError("slow down", status_code=429), True, False))
 
 
 def test_an_answer_ends_an_overloads_starvation() -> None:
