@@ -469,11 +469,11 @@ class AdmittedCall:
         budget = f"pool timeout of {self._budget:g}s (httpx.Timeout.pool)"
         starved = self._admission._starvation()
         if starved is not None:
-            seconds, statuses = starved
-            latest = statuses[-1] if statuses else 429
+            seconds, statuses = starved  # a starved pool was refused at least once
+            latest = statuses[-1]
             # The latest refusal's class: a 429's rate limit, an overload's API error.
             error = KimiRateLimitError if latest == 429 else KimiAPIError
-            named = " and ".join(str(status) for status in sorted(statuses or [429]))
+            named = " and ".join(str(status) for status in sorted(statuses))
             return error(
                 f"the gateway has answered every request of this pool with {named} for "
                 f"{seconds:.0f}s, admitting none; this call's turn would outlast its {budget}",

@@ -329,7 +329,9 @@ OVERLOAD_FAILURE = Failure(
 def unserved_pool(*, can_fall_back: bool = False) -> tuple[Admission, Clock]:
     """A pool past its start whose requests the gateway has admitted none of lately."""
     clock = Clock()
-    gate = Admission(8, adaptive=True, clock=clock, can_fall_back=can_fall_back)
+    # Without a word of a fallback base, an admission has none (the simulations' pools).
+    fallback = {"can_fall_back": True} if can_fall_back else {}
+    gate = Admission(8, adaptive=True, clock=clock, **fallback)
     gate.call(30.0).enter(clock.sleep).done(ANSWERED)
     clock.now += 2 * KNOBS.serving_window  # neither served nor starting any more
     return gate, clock
