@@ -132,22 +132,25 @@ class SlidingWindow:
 
 
 class FixedWindow:
-    """At most `rate` requests per whole second since `start` (a counter reset each second)."""
+    """At most `rate` requests a second, counted per whole window of `seconds` since `start` (a
+    counter reset each window: `rate` x `seconds` requests in each; a per-minute limit such as
+    Kong's rate-limiting plugin's is `seconds=60`)."""
 
-    def __init__(self, rate: float, start: float = 0.0) -> None:
+    def __init__(self, rate: float, start: float = 0.0, seconds: float = 1.0) -> None:
         self.rate = rate
         self.start = start
-        self.second = -1
+        self.seconds = seconds
+        self.window = -1
         self.count = 0
 
     def take(self, now: float, tokens: float = 0.0) -> float:
-        second = math.floor(now - self.start)
-        if second != self.second:
-            self.second, self.count = second, 0
-        if self.count < self.rate:
+        window = math.floor((now - self.start) / self.seconds)
+        if window != self.window:
+            self.window, self.count = window, 0
+        if self.count < self.rate * self.seconds:
             self.count += 1
             return 0.0
-        return self.start + second + 1 - now
+        return self.start + (window + 1) * self.seconds - now
 
     def admitted(self, now: float, answered_at: float) -> None:
         return None
@@ -181,6 +184,7 @@ def ideal_seconds(
     prompt_tokens: float = 0.0,
     tokens_per_minute: float = 0.0,
     moves: tuple[float, float] | None = None,
+    window: float = 1.0,
 ) -> float:
     """A lower bound on the mean wall of any client, even one told the limit: the last call's
     earliest admission (the calls beyond the burst at the rate; on a window, the start of the
@@ -197,8 +201,10 @@ def ideal_seconds(
         return beyond_minute / (tokens_per_minute / 60) + answer
     if kind in ("sliding", "fixed"):
         # `rate` at once in each second from the start (no bucket to spend first): the last call
-        # is admitted at the start of the second that its count reaches, a whole second.
-        return math.ceil(calls / math.ceil(rate)) - 1 + answer
+        # is admitted at the start of the second that its count reaches, a whole second; on a
+        # fixed `window` of several seconds, the start of the window its count reaches.
+        per_window = math.ceil(rate * window)
+        return (math.ceil(calls / per_window) - 1) * window + answer
     beyond_burst = max(0.0, calls - rate * burst)
     if moves is not None:
         moved_at, new_rate = moves
@@ -218,6 +224,7 @@ def limit_for(
     moves_at: float | None = None,
     moved_rate: float | None = None,
     start: float = 0.0,
+    window: float = 1.0,
 ) -> Limit:
     """The limit of one kind (`KINDS`); `rate` is requests/s where the kind counts requests."""
     if kind == "bucket":
@@ -229,5 +236,5 @@ def limit_for(
     if kind == "sliding":
         return SlidingWindow(rate)
     if kind == "fixed":
-        return FixedWindow(rate, start)
+        return FixedWindow(rate, start, window)
     raise ValueError(f"unknown limit kind {kind!r}; one of {', '.join(KINDS)}")

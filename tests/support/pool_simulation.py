@@ -74,6 +74,7 @@ class Profile:
     send_cost: float = 0.0004
     limit_after: tuple[float, float] | None = None  # (time, new rate): the limit moves
     fixed_window: bool = False  # `rate` per whole second (a counter reset each second), no bucket
+    window: float = 1.0  # a fixed window's length: `rate` x `window` requests in each
     sliding_window: bool = False  # `rate` in any trailing second (a log of admitted sends)
     concurrency_limit: int | None = None  # requests in flight at the gateway (429 beyond)
     tokens_per_minute: float | None = None  # a bucket of one minute's tokens, refilled steadily
@@ -281,6 +282,7 @@ class _Simulation:
                 rate=profile.rate,
                 concurrency=profile.concurrency_limit or 0,
                 tokens_per_minute=profile.tokens_per_minute or 0.0,
+                window=profile.window,
             )
         )
         self.requests = self.answers = 0
@@ -342,6 +344,7 @@ def ideal_seconds(profile: Profile) -> float:
         prompt_tokens=sum(profile.prompt_tokens) / 2,
         tokens_per_minute=profile.tokens_per_minute or 0.0,
         moves=profile.limit_after,
+        window=profile.window,
     )
 
 

@@ -138,7 +138,11 @@ class Paced:
             self.pacer.stop()  # the cap's 429s: the rate is not what limits
         else:
             self.pacer.throttled(
-                request.sent_at, now, alone=not request.crowded, count=request.in_flight
+                request.sent_at,
+                now,
+                alone=not request.crowded,
+                count=request.in_flight,
+                retry_after=outcome.retry_after,
             )
 
     def _starves(self, outcome: Outcome) -> bool:

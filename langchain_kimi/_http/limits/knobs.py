@@ -133,6 +133,13 @@ class Knobs:
         "pacer",
         "429s slower than this: a step counts its sends one such refusal back",
     )
+    hold_wait: float = _knob(
+        2.0,
+        "s",
+        "pacer",
+        "a step that admitted nothing, every 429 of it asking to wait longer (at most"
+        " `retry_after_cap`), holds the pace until the first of those waits ends",
+    )
     lookback: float = _knob(
         1.0,
         "s",

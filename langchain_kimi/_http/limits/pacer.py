@@ -93,6 +93,9 @@ class Pacer:
     _raised_step: float = field(default=0.0, repr=False)  # when the step that raised it began
     _step_counts: list[tuple[float, int]] = field(default_factory=list, repr=False)  # its sends
     _step_refusals: list[tuple[float, int]] = field(default_factory=list, repr=False)  # their 429s
+    # When each 429 of the step said the gateway admits again (None: no wait long enough)
+    _step_reopens: list[float | None] = field(default_factory=list, repr=False)
+    _held_until: float = field(default=float("-inf"), repr=False)  # the last hold's end
 
     # -- what happened -------------------------------------------------------------------------
 
@@ -109,10 +112,18 @@ class Pacer:
         self._step_sent += 1
         self._step_counts.append((now, count))
 
-    def throttled(self, sent_at: float, now: float, *, alone: bool = False, count: int = 0) -> None:
+    def throttled(
+        self,
+        sent_at: float,
+        now: float,
+        *,
+        alone: bool = False,
+        count: int = 0,
+        retry_after: float | None = None,
+    ) -> None:
         """A request sent at `sent_at` was answered 429; `alone`: no other request of the pool
         was in flight, waiting or asleep between attempts at its send (`admission`); `count`:
-        the in-flight count it was sent at."""
+        the in-flight count it was sent at; `retry_after`: the wait it asked for (None: none)."""
         self._advance(now)
         self._refused.append(sent_at)
         if alone and self.rate is None:
@@ -128,6 +139,7 @@ class Pacer:
         if sent_at >= self._step_start:
             self._step_throttled += 1
             self._step_refusals.append((sent_at, count))
+            self._step_reopens.append(_reopens(now, retry_after))
             self._tokens = min(self._tokens, 0.0)  # the gateway's bucket is empty now
         elif self._raised_from is not None and sent_at >= self._raised_step:
             self._take_back_raise(self._raised_from)
@@ -168,7 +180,7 @@ class Pacer:
             self._stamp = now
             self._tokens = 0.0
             self._step_sent = self._step_throttled = self._clean_steps = 0
-            self._step_counts, self._step_refusals = [], []
+            self._step_counts, self._step_refusals, self._step_reopens = [], [], []
             self._first_step = True
             self._episode_start = now
         sent, refused = self._counts(now - KNOBS.lookback, now)
@@ -194,8 +206,14 @@ class Pacer:
         measuring = step_throttled or self._first_step  # the first wave's 429s still come
         if measuring and step_sent < KNOBS.step_sends and span < KNOBS.longest_step:
             return  # too few sends to measure what the gateway admits: measure longer
+        reopens = self._reopens(now, admitted=step_sent - step_throttled)
         if step_throttled and self._first_step and self._above_admitted(now):
             pass  # a concurrency limit's 429s: the rate holds (not measured yet)
+        elif reopens is not None:
+            # The gateway admits nothing until then, and said so: the pace waits, its rate held.
+            self._refill(now)
+            self._tokens = min(self._tokens, 1.0 - (reopens - now) * self.rate)
+            self._held_until = reopens
         elif step_throttled:
             admitted = step_sent - step_throttled
             if admitted > 0:
@@ -206,7 +224,11 @@ class Pacer:
             self._raised_from = None  # measured since: nothing left to take back
             self._measured = True
             self._clean_steps = 0
-        elif self._waited_until > self._step_start and step_sent + 1 >= self._used(span):
+        elif (
+            self._waited_until > self._step_start
+            and self._held_until <= self._step_start  # a hold's wait is the gateway's
+            and step_sent + 1 >= self._used(span)
+        ):
             # The pace held calls back and was used (but for one send: a slow pace may fit
             # none in a step): probe upward. A pace nobody used, e.g. while the calls sleep
             # their own back-off, proves nothing about the gateway.
@@ -221,7 +243,17 @@ class Pacer:
         self._end_first_step()
         self._step_start = now
         self._step_sent = self._step_throttled = 0
-        self._step_counts, self._step_refusals = [], []
+        self._step_counts, self._step_refusals, self._step_reopens = [], [], []
+
+    def _reopens(self, now: float, *, admitted: int) -> float | None:
+        """When the gateway admits again, if the step admitted nothing and every 429 of it
+        asked to wait past `hold_wait` (the module docstring: a window that says when it
+        reopens); None otherwise."""
+        reopens = self._step_reopens
+        if admitted > 0 or not reopens or None in reopens:
+            return None
+        first = min(at for at in reopens if at is not None)
+        return first if first > now else None
 
     def _above_admitted(self, now: float) -> bool:
         """Whether the step's 429s all came above the in-flight counts it admitted, after a
@@ -308,3 +340,12 @@ class Pacer:
             self._sends.popleft()
         while self._refused and self._refused[0] < kept:
             self._refused.popleft()
+
+
+def _reopens(now: float, retry_after: float | None) -> float | None:
+    """When a 429 received at `now` says the gateway admits again: a wait longer than any
+    rounding of a short one (`hold_wait`) and no longer than a call waits (`retry_after_cap`);
+    None otherwise."""
+    if retry_after is None or not KNOBS.hold_wait < retry_after <= KNOBS.retry_after_cap:
+        return None
+    return now + retry_after

@@ -68,6 +68,17 @@ def test_a_fixed_window_resets_on_every_whole_second() -> None:
     assert _admitted(window, [11.0, 11.0, 11.0]) == [True, True, False]
 
 
+def test_a_fixed_window_of_a_minute_admits_its_minutes_count_then_says_when_it_reopens() -> None:
+    # 1 a second counted per minute (60 a minute, Kong's `minute: 60`): all 60 at once.
+    window = limits.limit_for("fixed", rate=1, window=60.0)
+    assert _admitted(window, [0.5] * 60 + [0.5]) == [True] * 60 + [False]
+    assert window.take(20.0) == pytest.approx(40.0)  # the minute's end, 40 s away
+    assert _admitted(window, [60.0]) == [True]
+    assert limits.ideal_seconds(
+        "fixed", calls=150, answer=1.0, rate=1, burst=1.0, window=60.0
+    ) == pytest.approx(121.0)  # the 121st to 150th go when the third minute opens
+
+
 def test_an_overload_refuses_its_share_only_while_it_lasts() -> None:
     overload = limits.Overload(share=0.3, seconds=10.0, status=529)
     draw = random.Random(0)

@@ -601,3 +601,67 @@ def test_a_429_that_counted_is_recent_for_exactly_the_seconds_asked_healed_or_no
     assert pacer.current(1.0 + KNOBS.heal + 1.0) is None  # healed, still recent
     assert pacer.throttled_within(10.999, 10.0)
     assert not pacer.throttled_within(11.0, 10.0)
+
+
+# -- a window that says when it reopens ------------------------------------------------------
+# A per-minute window (Kong's rate-limiting plugin, many API gateways) admits its count, then
+# answers every request 429 with `Retry-After` up to the minute's end. The pacer halved its rate
+# step after step into it and kept sending (simulated 60 a minute: 13 refusals in each lockout,
+# 1.57 requests per answer; `test_rate_profiles`).
+
+
+def _refused_step(pacer: Pacer, retry_afters: list[float | None], start: float = 2.25) -> None:
+    """A step of sends each refused at once, asking to wait `retry_afters[k]` (None: no wait)."""
+    for k, retry_after in enumerate(retry_afters, start=1):
+        at = start + k / 32
+        pacer.sent(at)
+        pacer.throttled(sent_at=at, now=at, retry_after=retry_after)
+
+
+def test_a_step_admitting_nothing_whose_429s_all_wait_long_holds_the_pace_to_the_first() -> None:
+    pacer = paced_pacer(20.0)
+    _clean_step(pacer, sends=4, every=1 / 32)
+    _refused_step(pacer, [30.0, 20.0, 25.0, 40.0])  # the second came at 2.3125: back at 22.3125
+    assert pacer.current(2.5) == 20.0  # held, not cut: the rate is what it was
+    assert pacer.delay(2.5) == pytest.approx(22.3125 - 2.5)
+    assert pacer.delay(22.3125) == 0.0  # the window reopens: the pace goes on at its rate
+    pacer.sent(22.3125)
+    assert pacer.delay(22.3125) == pytest.approx(1 / 20.0)
+
+
+def test_a_hold_raises_nothing_though_calls_wait_through_it() -> None:
+    # Calls wait all along the hold, but it is the gateway's, not the pace's: no probe.
+    pacer = paced_pacer(1.0)
+    _refused_step(pacer, [10.0] * 4, start=2.0)
+    for k in range(1, 41):  # a call asks every quarter second, up to 12.0
+        assert pacer.delay(2.0 + k / 4) > 0.0
+    assert pacer.current(12.0) == 1.0
+    assert pacer.delay(12.03125) == 0.0  # the first 429's wait is over
+
+
+@pytest.mark.parametrize(
+    "retry_afters",
+    [
+        [30.0, 30.0, None, 30.0],  # one named no wait
+        [30.0, 30.0, KNOBS.hold_wait, 30.0],  # one a wait a rounding of a short one may be
+        [30.0, 30.0, KNOBS.retry_after_cap + 1, 30.0],  # one longer than a call waits
+    ],
+)
+def test_a_step_with_any_429_not_asking_a_long_wait_is_cut_as_before(
+    retry_afters: list[float | None],
+) -> None:
+    held, cut = paced_pacer(20.0), paced_pacer(20.0)
+    for pacer, waits in ((held, retry_afters), (cut, [None] * 4)):
+        _clean_step(pacer, sends=4, every=1 / 32)
+        _refused_step(pacer, waits)
+    assert held.current(2.5) == cut.current(2.5) < 20.0
+    assert held.delay(2.5) == cut.delay(2.5) < 1.0
+
+
+def test_a_step_that_admitted_a_send_is_measured_though_its_429s_wait_long() -> None:
+    held, cut = paced_pacer(20.0), paced_pacer(20.0)
+    for pacer, wait in ((held, 30.0), (cut, None)):
+        _clean_step(pacer, sends=4, every=1 / 32)
+        pacer.sent(2.25 + 1 / 64)  # admitted
+        _refused_step(pacer, [wait] * 4)
+    assert held.current(2.5) == cut.current(2.5) < 20.0

@@ -16,7 +16,9 @@ miss; a bound there is today's figure, not a margin of its own. The loopback ben
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -375,6 +377,52 @@ def test_a_batch_in_an_outage_that_names_no_wait_fails_after_its_retries() -> No
     assert result.failed == profile.calls
     assert all(error == "gave up after 2 retries" for error in result.errors)
     assert result.end < KNOBS.serving_window + 3 * KNOBS.backoff_cap
+
+
+@pytest.mark.parametrize("retry_after", ["integer", "date"])
+def test_a_window_of_a_minute_that_says_when_it_reopens_is_not_sent_into_until_then(
+    retry_after: str,
+) -> None:
+    # 60 requests a minute counted per whole minute (Kong's rate-limiting plugin, many API
+    # gateways), every 429 saying when the minute ends. The pacer used to halve its rate step
+    # after step into the refusals and keep probing (on 5987d6a: 13-32 refusals in each minute's
+    # lockout, 1.51-1.59 requests per answer over seeds 0-3); its pace now holds until then.
+    profile = Profile(
+        1, fixed_window=True, window=60.0, calls=150, latency=(0.8, 2.5), retry_after=retry_after
+    )
+    for seed in SEEDS:
+        refused_at: list[float] = []
+        result = run(profile, seed, setup=_record_refusals(refused_at))
+        assert result.errors == []
+        assert result.wall_over_ideal < 1.03
+        # The minute's count goes within its first seconds; the rest of it is the lockout.
+        assert [at for at in refused_at if at % 60 > 5.0] == []
+        assert result.requests_per_answer <= 1.42  # 1.29-1.41: the first wave, each reopening
+
+
+def test_a_window_that_names_no_wait_is_paced_as_before() -> None:
+    # Without `Retry-After` nothing says when it reopens: the pace halves into it, as before.
+    profile = Profile(
+        1, fixed_window=True, window=60.0, calls=150, latency=(0.8, 2.5), retry_after="absent"
+    )
+    assert 1.8 < run(profile, seed=0).requests_per_answer < 2.1
+
+
+def _record_refusals(refused_at: list[float]) -> Callable[[Any], None]:
+    """A `run` setup that appends the time of every refusal the gateway sends to `refused_at`."""
+
+    def setup(sim: Any) -> None:
+        take = sim.gateway_take
+
+        def recorded(now: float, tokens: float = 0.0) -> float:
+            wait: float = take(now, tokens)
+            if wait:
+                refused_at.append(now)
+            return wait
+
+        sim.gateway_take = recorded
+
+    return setup
 
 
 def test_a_batch_told_to_come_back_in_an_hour_fails_within_seconds_not_one_call_at_a_time() -> None:
