@@ -50,13 +50,21 @@ the rate is re-measured step by step:
   step that last raised the rate, takes that raise back: the step was judged before its last
   sends' 429s were in (429s taking 50-200 ms, 16 seeds: 1.11-1.22 requests per answer, 1.10-1.15
   since).
+- **A window that says when it reopens.** A step the gateway admitted nothing of, every 429 of
+  it asking to wait longer than `hold_wait` (more than any rounding of a short wait) and at most
+  `retry_after_cap`, holds the pace until the first of those waits ends, its rate unchanged (a
+  hold's wait raises nothing). A window counted per minute refuses everything to the minute's
+  end once its count is spent, and says so: the steps halved the rate into those refusals and
+  kept sending (simulated 60 a minute: 13-32 refusals a lockout, 1.51-1.59 requests per answer;
+  1.29-1.41 since, none after a minute's first seconds).
 - **Healing.** `heal` seconds with neither a 429 nor a call waiting for its turn: inert again;
   at once when the 429s turn out to be a concurrency limit's (`in_flight`: `stop`).
 
 It assumes what a 429 says: the gateway refused that request because too many were sent, and
 admits some steady rate (the same for requests of any size); the `Retry-After` of the refused
 call is honoured by that call (`retry.RetryPlan.after`), not used as a measure of the rate,
-because gateways round it (whole seconds), omit it, or say 0.
+because gateways round it (whole seconds), omit it, or say 0 (only a long one, on every 429 of
+a step that admitted nothing, holds the pace).
 """
 
 from __future__ import annotations
