@@ -665,3 +665,37 @@ def test_a_step_that_admitted_a_send_is_measured_though_its_429s_wait_long() -> 
         pacer.sent(2.25 + 1 / 64)  # admitted
         _refused_step(pacer, [wait] * 4)
     assert held.current(2.5) == cut.current(2.5) < 20.0
+
+
+def test_a_wait_of_exactly_the_longest_a_call_waits_still_holds_the_pace() -> None:
+    pacer = paced_pacer(20.0)
+    _clean_step(pacer, sends=4, every=1 / 32)
+    _refused_step(pacer, [KNOBS.retry_after_cap] * 4)
+    assert pacer.current(2.5) == 20.0
+    assert pacer.delay(2.5) > 1.0
+
+
+def test_a_step_whose_429s_waits_are_over_when_it_closes_is_measured_as_before() -> None:
+    # A slow pace (one send every 4 s): four sends refused at once owe it 20 s, so a call waits
+    # and the step stays open until 5.0, when the first 429's wait (2.96875 s from 2.03125) is
+    # over: nothing left to hold for.
+    held, cut = paced_pacer(0.25), paced_pacer(0.25)
+    for pacer, wait in ((held, 2.96875), (cut, None)):
+        _refused_step(pacer, [wait, 30.0, 30.0, 30.0] if wait else [None] * 4, start=2.0)
+        assert pacer.delay(2.125) > 3.0
+    assert KNOBS.hold_wait < 2.96875
+    assert held.current(5.0) == cut.current(5.0) < 0.25
+
+
+def test_the_step_that_begins_as_a_hold_ends_may_raise_the_rate() -> None:
+    pacer = paced_pacer(20.0)
+    _clean_step(pacer, sends=4, every=1 / 32)
+    _refused_step(pacer, [20.0] * 4)  # the first back at 22.28125
+    assert pacer.delay(2.5) > 0.0  # a call waits through the hold
+    assert pacer.current(22.28125) == 20.0  # the hold's step closes: no raise for it
+    for k in range(5):  # the next step: a call waits for each turn, and the pace is used
+        now = 22.28125 + k / 20
+        pacer.delay(now)
+        pacer.sent(now)
+        pacer.delay(now)
+    assert pacer.current(22.53125) == 20.0 + KNOBS.probe
