@@ -336,6 +336,23 @@ def test_a_pool_whose_pacer_healed_owes_the_slow_start_nothing_for_the_paced_sen
     assert controller.delay(now) == 0.0
 
 
+@pytest.mark.parametrize(("retry_after", "held"), [(30.0, True), (1.0, False), (None, False)])
+def test_a_paced_pool_whose_429s_say_when_the_gateway_reopens_holds_its_pace_until_then(
+    retry_after: float | None, held: bool
+) -> None:
+    # `Paced` hands each 429's Retry-After to the pacer: a step of nothing but 429s asking for
+    # 30 s holds the pace (`pacer.py`, a window that says when it reopens); 1 s or none does not.
+    controller = Paced(max_window=4000, can_fall_back=False)
+    controller.pacer = paced_pacer(20.0, at=2.0)
+    for k in range(1, 5):
+        request = Sent(2.0 + k / 32)
+        controller.sent(request, request.sent_at)
+        controller.record(request, Outcome("throttled", retry_after, 429), request.sent_at)
+    wait = controller.delay(2.25)
+    assert (wait > 29.0) is held
+    assert wait < 1.0 or held
+
+
 def answer_first_window(start: SlowStart | Paced, took: float) -> None:
     """The pool's first KNOBS.start_window requests, sent at 0, all answered `took` later (their
     slots given back)."""
