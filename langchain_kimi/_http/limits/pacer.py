@@ -147,7 +147,7 @@ class Pacer:
         if sent_at >= self._step_start:
             self._step_throttled += 1
             self._step_refusals.append((sent_at, count))
-            self._step_reopens.append(_reopens(now, retry_after))
+            self._step_reopens.append(_reopening(now, retry_after))
             self._tokens = min(self._tokens, 0.0)  # the gateway's bucket is empty now
         elif self._raised_from is not None and sent_at >= self._raised_step:
             self._take_back_raise(self._raised_from)
@@ -214,7 +214,7 @@ class Pacer:
         measuring = step_throttled or self._first_step  # the first wave's 429s still come
         if measuring and step_sent < KNOBS.step_sends and span < KNOBS.longest_step:
             return  # too few sends to measure what the gateway admits: measure longer
-        reopens = self._reopens(now, admitted=step_sent - step_throttled)
+        reopens = self._hold_until(now, admitted=step_sent - step_throttled)
         if step_throttled and self._first_step and self._above_admitted(now):
             pass  # a concurrency limit's 429s: the rate holds (not measured yet)
         elif reopens is not None:
@@ -253,7 +253,7 @@ class Pacer:
         self._step_sent = self._step_throttled = 0
         self._step_counts, self._step_refusals, self._step_reopens = [], [], []
 
-    def _reopens(self, now: float, *, admitted: int) -> float | None:
+    def _hold_until(self, now: float, *, admitted: int) -> float | None:
         """When the gateway admits again, if the step admitted nothing and every 429 of it
         asked to wait past `hold_wait` (the module docstring: a window that says when it
         reopens); None otherwise."""
@@ -350,7 +350,7 @@ class Pacer:
             self._refused.popleft()
 
 
-def _reopens(now: float, retry_after: float | None) -> float | None:
+def _reopening(now: float, retry_after: float | None) -> float | None:
     """When a 429 received at `now` says the gateway admits again: a wait longer than any
     rounding of a short one (`hold_wait`) and no longer than a call waits (`retry_after_cap`);
     None otherwise."""
