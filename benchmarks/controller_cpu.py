@@ -64,12 +64,12 @@ def trace(
 def cpu_per_request(rate: float, seconds: float, refusal: float) -> tuple[float, int]:
     """Microseconds of CPU per request, and the 429s of the trace."""
     events = trace(rate, seconds, refusal)
-    controller = Paced(max_window=4_000)
+    controller = Paced(max_window=4_000, can_fall_back=False)
     start = time.process_time()
     for now, _, request, outcome in events:
         if outcome is None:
             controller.delay(now)
-            controller.limit(now)
+            controller.limit(now, request.in_flight)
             controller.sent(request, now)
         else:
             controller.record(request, outcome, now)

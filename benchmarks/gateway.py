@@ -8,8 +8,10 @@ printing `PORT <n>` first, but:
   `--moves-at` seconds after a reset (a limit that falls or rises); `concurrency`, at most
   `--concurrency-limit` requests in flight; `tokens`, `--tokens-per-minute` with each request's
   prompt drawn from `--prompt-tokens` by the seeded generator; `sliding`, `--rate` in any
-  trailing second; `fixed`, `--rate` per whole second. Beyond it, `429` (after a uniform draw from
-  `--refusal-min`..`--refusal-delay` seconds, as across a network) with an anthropic/openai-shaped
+  trailing second; `fixed`, `--rate` per whole second (per whole `--window` seconds: a window of
+  a minute admits `--rate` x 60 at once, then refuses to the minute's end). Beyond it, `429`
+  (after a uniform draw from `--refusal-min`..`--refusal-delay` seconds, as across a network)
+  with an anthropic/openai-shaped
   rate-limit error body and a `Retry-After` in the form `--retry-after` names: `integer` (whole
   seconds until the next admission, as HTTP requires), `fraction` (e.g. `0.020`), `date` (an HTTP
   date, one-second resolution), `absent`, `zero`, `negative`;
@@ -146,6 +148,7 @@ class Gateway:
                 moves_at=self.args.moves_at,
                 moved_rate=self.args.moved_rate,
                 start=self.started,
+                window=self.args.window,
             )
         self.delays = random.Random(self.args.seed)
         self.sizes = random.Random(self.args.seed + 1)  # prompt sizes, for a tokens limit
@@ -251,6 +254,7 @@ def options() -> argparse.ArgumentParser:
     parser.add_argument("--rate", type=float, default=50.0, help="requests/s; 0: unlimited")
     parser.add_argument("--moves-at", type=float, help="seconds after a reset the rate moves")
     parser.add_argument("--moved-rate", type=float, help="the bucket's rate from --moves-at on")
+    parser.add_argument("--window", type=float, default=1.0, help="a fixed window's seconds")
     parser.add_argument("--concurrency-limit", type=int, default=20)
     parser.add_argument("--tokens-per-minute", type=float, default=1_200_000)
     parser.add_argument("--prompt-tokens", type=float, nargs=2, default=(5_000, 15_000))

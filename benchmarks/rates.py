@@ -72,6 +72,7 @@ class Cell:
     tokens_per_minute: float = 1_200_000
     prompt_tokens: tuple[float, float] = (5_000, 15_000)
     moves: tuple[float, float] | None = None  # (seconds, new rate): the bucket's limit moves
+    window: float = 1.0  # a fixed window's seconds (`rate` x `window` requests in each)
     overload: tuple[float, float, int, bool] | None = None  # share, seconds, 503/529, Retry-After
 
     @property
@@ -97,6 +98,7 @@ class Cell:
             prompt_tokens=sum(self.prompt_tokens) / 2,
             tokens_per_minute=self.tokens_per_minute,
             moves=self.moves,
+            window=self.window,
         )
 
 
@@ -177,6 +179,16 @@ OTHER_KINDS = (
     ),
     Cell("50/s sliding-window log", 50, limit="sliding"),
     Cell("50/s fixed window per second", 50, limit="fixed"),
+    # A window counted per minute (Kong's rate-limiting plugin, `minute: 60`), 429s saying when
+    # the minute ends (docs/benchmarks.md, "A window of a minute that says when it reopens").
+    Cell(
+        "60 a minute, fixed window per minute, 0.8-2.5 s answers",
+        1,
+        answer=(0.8, 2.5),
+        calls=150,
+        limit="fixed",
+        window=60.0,
+    ),
     Cell("50/s falling to 10/s at 2 s", 50, calls=300, moves=(2.0, 10.0)),
     Cell("10/s rising to 50/s at 3 s", 10, calls=400, moves=(3.0, 50.0)),
     Cell(
@@ -350,7 +362,7 @@ def _gateway_options(cell: Cell) -> tuple[str, ...]:
         "--refusal-delay", str(cell.refusal_delay), "--refusal-min", str(cell.refusal_min),
         "--limit", cell.limit, "--concurrency-limit", str(cell.concurrency_limit),
         "--tokens-per-minute", str(cell.tokens_per_minute),
-        "--prompt-tokens", *map(str, cell.prompt_tokens),
+        "--prompt-tokens", *map(str, cell.prompt_tokens), "--window", str(cell.window),
     )  # fmt: skip
     if cell.moves is not None:
         options += ("--moves-at", str(cell.moves[0]), "--moved-rate", str(cell.moves[1]))

@@ -116,8 +116,19 @@ def test_each_new_cell_hands_the_gateway_its_kind(cell: rates.Cell) -> None:
         assert args.overload_no_retry_after == (not cell.overload[3])
     if cell.moves is not None:
         assert (args.moves_at, args.moved_rate) == cell.moves
+    assert args.window == cell.window
     assert cell.limited
     assert cell.ideal > 0
+
+
+def test_the_window_of_a_minute_cell_counts_whole_minutes() -> None:
+    cell = next(c for c in rates.OTHER_KINDS if c.window == 60.0)
+    # 150 calls at 60 a minute: the last 30 go when the third minute opens, at 120 s.
+    assert cell.ideal == pytest.approx(120.0 + sum(cell.answer) / 2)
+    gate = gateway.Gateway(gateway.options().parse_args(rates._gateway_options(cell)))
+    assert gate.limit is not None
+    admitted = [gate.limit.take(gate.started + 1.0) == 0 for _ in range(61)]
+    assert admitted == [True] * 60 + [False]
 
 
 def test_a_529_cell_runs_the_clients_that_speak_messages() -> None:
