@@ -376,7 +376,10 @@ def run(
     # The ideal leaves out the client's own bound (`concurrency` calls at a time per process):
     # the horizon does not, or 400 calls of 0.8-4 s, 4 at a time, would stop at 180 s.
     in_turn = profile.calls / (profile.concurrency * profile.processes) * sum(profile.latency) / 2
-    sim.run(horizon=50 * max(ideal, in_turn) + 60)
+    # Nor a limit that falls: 400 calls within a 4 s burst of 100/s have an ideal of one answer,
+    # but a client that ramps up meets the fall to 3/s and sends the rest at 3/s.
+    fallen = profile.calls / profile.limit_after[1] if profile.limit_after else 0.0
+    sim.run(horizon=50 * max(ideal, in_turn) + fallen + 60)
     admissions = [process.admission for process in sim.processes]
     return Result(
         wall_over_ideal=sim.end / ideal,

@@ -94,6 +94,18 @@ def test_a_limit_that_rises_is_used_within_a_few_seconds() -> None:
         assert run(profile, seed).end < 7.0
 
 
+def test_a_limit_that_falls_before_its_burst_is_spent_is_run_to_the_end() -> None:
+    # A 4 s burst of 100/s holds all 400 calls (an ideal of one answer), but the limit falls to
+    # 3/s at 1 s, before the slow start has sent them: the rest go at 3/s. The horizon, 50 x the
+    # ideal, cut the run at 79.5 s and counted 2 calls as still running (random draw 18,680).
+    profile = Profile(
+        100, burst=4, latency=(0.2, 0.3), retry_after="negative", limit_after=(1.0, 3)
+    )
+    result = run(profile, seed=0)
+    assert result.errors == []
+    assert result.end > 79.5
+
+
 def test_a_huge_retry_after_fails_the_call_at_once_saying_so() -> None:
     # A 429 asking for an hour, against the shipped 900 s pool timeout: not waited, not hung.
     result = run(Profile(5, calls=40, concurrency=40, retry_after="huge"), seed=0)
