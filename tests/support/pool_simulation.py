@@ -66,6 +66,7 @@ class Profile:
     burst: float = 1.0
     latency: tuple[float, float] = (0.05, 0.25)
     retry_after: str = "integer"  # integer | fraction | absent | zero | negative | date | huge
+    # | constant (60 s on every 429, whatever the wait: a gateway that asks the same long wait)
     calls: int = 400
     concurrency: int = 256
     processes: int = 1
@@ -108,6 +109,8 @@ def header_seconds(form: str, wait: float, now: float) -> float | None:
         return max(0.0, math.floor(now + wait) + 1 - now)
     if form == "huge":
         return 3600.0
+    if form == "constant":
+        return 60.0
     return None
 
 

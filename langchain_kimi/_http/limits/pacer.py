@@ -56,7 +56,13 @@ the rate is re-measured step by step:
   hold's wait raises nothing). A window counted per minute refuses everything to the minute's
   end once its count is spent, and says so: the steps halved the rate into those refusals and
   kept sending (simulated 60 a minute: 13-32 refusals a lockout, 1.51-1.59 requests per answer;
-  1.29-1.41 since, none after a minute's first seconds).
+  1.29-1.41 since, none after a minute's first seconds). Once a step of the episode was held
+  so (the gateway closes altogether, and says until when), a later 429 asking such a wait,
+  every 429 of its step so far having asked one, holds the pace at once, and that step is not
+  measured (what it admitted before was the reopened window's count): a reopening's sends no
+  longer run on for a step into the next lockout (60 a minute: 1.11-1.23 requests per answer).
+  Not before: a gateway that asks the same long wait of every 429 while it admits a steady rate
+  (a fixed `Retry-After: 60`) would have the pool held for it at every 429.
 - **Healing.** `heal` seconds with neither a 429 nor a call waiting for its turn: inert again;
   at once when the 429s turn out to be a concurrency limit's (`in_flight`: `stop`).
 
@@ -104,6 +110,8 @@ class Pacer:
     # When each 429 of the step said the gateway admits again (None: no wait long enough)
     _step_reopens: list[float | None] = field(default_factory=list, repr=False)
     _held_until: float = field(default=float("-inf"), repr=False)  # the last hold's end
+    _step_held: bool = field(default=False, repr=False)  # a 429 of the step held the pace
+    _closes: bool = field(default=False, repr=False)  # a step of the episode was held
 
     # -- what happened -------------------------------------------------------------------------
 
@@ -149,6 +157,11 @@ class Pacer:
             self._step_refusals.append((sent_at, count))
             self._step_reopens.append(_reopening(now, retry_after))
             self._tokens = min(self._tokens, 0.0)  # the gateway's bucket is empty now
+            if self._closes:  # the gateway closed altogether before: it says when it reopens
+                reopens = self._hold_until(now, admitted=0)
+                if reopens is not None:
+                    self._hold(now, reopens)
+                    self._step_held = True
         elif self._raised_from is not None and sent_at >= self._raised_step:
             self._take_back_raise(self._raised_from)
 
@@ -189,6 +202,7 @@ class Pacer:
             self._tokens = 0.0
             self._step_sent = self._step_throttled = self._clean_steps = 0
             self._step_counts, self._step_refusals, self._step_reopens = [], [], []
+            self._step_held = False
             self._first_step = True
             self._episode_start = now
         sent, refused = self._counts(now - KNOBS.lookback, now)
@@ -219,9 +233,10 @@ class Pacer:
             pass  # a concurrency limit's 429s: the rate holds (not measured yet)
         elif reopens is not None:
             # The gateway admits nothing until then, and said so: the pace waits, its rate held.
-            self._refill(now)
-            self._tokens = min(self._tokens, 1.0 - (reopens - now) * self.rate)
-            self._held_until = reopens
+            self._hold(now, reopens)
+            self._closes = True
+        elif self._step_held and None not in self._step_reopens:
+            pass  # held at a 429 of the step: what it admitted before was the window's count
         elif step_throttled:
             admitted = step_sent - step_throttled
             if admitted > 0:
@@ -252,6 +267,14 @@ class Pacer:
         self._step_start = now
         self._step_sent = self._step_throttled = 0
         self._step_counts, self._step_refusals, self._step_reopens = [], [], []
+        self._step_held = False
+
+    def _hold(self, now: float, until: float) -> None:
+        """No send before `until`; the rate stays."""
+        assert self.rate is not None
+        self._refill(now)
+        self._tokens = min(self._tokens, 1.0 - (until - now) * self.rate)
+        self._held_until = max(self._held_until, until)
 
     def _hold_until(self, now: float, *, admitted: int) -> float | None:
         """When the gateway admits again, if the step admitted nothing and every 429 of it
@@ -325,6 +348,7 @@ class Pacer:
     def _go_inert(self) -> None:
         self._end_first_step()
         self.rate = None
+        self._closes = False  # like the rate, learnt anew in the next episode
         self._lag = 0.0  # like the rate, learnt anew in the next episode
 
     def _refill(self, now: float) -> None:

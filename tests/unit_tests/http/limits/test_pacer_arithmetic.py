@@ -699,3 +699,50 @@ def test_the_step_that_begins_as_a_hold_ends_may_raise_the_rate() -> None:
         pacer.sent(now)
         pacer.delay(now)
     assert pacer.current(22.53125) == 20.0 + KNOBS.probe
+
+
+def _held_once(pacer: Pacer) -> None:
+    """A step of `paced_pacer(20.0)` the gateway admitted nothing of, every 429 asking 20 s or
+    more (from 2.25): held until 22.3125. The step that began at 2.5 closes at 22.3125."""
+    _clean_step(pacer, sends=4, every=1 / 32)
+    _refused_step(pacer, [30.0, 20.0, 25.0, 40.0])
+    assert pacer.current(2.5) == 20.0
+    assert pacer.delay(2.5) > 19.0  # a call waits through the hold
+    assert pacer.current(22.3125) == 20.0
+
+
+def test_once_a_step_was_held_a_later_429_asking_a_long_wait_holds_the_pace_at_once() -> None:
+    # The window reopened and admitted its count; the first 429 of the next lockout says when
+    # it ends: the pace waits from that 429 on, not from the end of its step.
+    pacer = paced_pacer(20.0)
+    _held_once(pacer)
+    for k in range(1, 4):  # admitted
+        pacer.sent(22.3125 + k / 64)
+    pacer.sent(22.375)
+    pacer.throttled(sent_at=22.375, now=22.375, retry_after=59.0)
+    assert pacer.delay(22.375) == pytest.approx(59.0)
+    assert pacer.current(22.5625) == 20.0  # that step is not measured: it was held
+
+
+def test_a_first_429_asking_a_long_wait_in_a_step_that_admitted_some_holds_nothing() -> None:
+    # A gateway may ask the same long wait of every 429 (a fixed `Retry-After: 60`) while it
+    # admits a steady rate: until a whole step was refused so, a 429 holds only its own call.
+    pacer = paced_pacer(20.0)
+    _clean_step(pacer, sends=4, every=1 / 32)
+    pacer.sent(2.25 + 1 / 64)  # admitted
+    pacer.sent(2.25 + 1 / 32)
+    pacer.throttled(sent_at=2.25 + 1 / 32, now=2.25 + 1 / 32, retry_after=60.0)
+    assert pacer.delay(2.25 + 1 / 32) < 1.0
+
+
+def test_a_pacer_that_healed_no_longer_holds_at_once() -> None:
+    pacer = paced_pacer(20.0)
+    _held_once(pacer)
+    now = 22.3125 + KNOBS.heal + 1.0
+    assert pacer.current(now) is None  # healed: a new episode learns anew
+    pacer.sent(now)
+    pacer.throttled(sent_at=now, now=now)  # a first 429 starts the new episode
+    for k in range(1, 3):
+        pacer.sent(now + k / 64)
+    pacer.throttled(sent_at=now + 2 / 64, now=now + 2 / 64, retry_after=60.0)
+    assert pacer.delay(now + 2 / 64) < 10.0  # its first pace, not the 60 s asked
