@@ -138,7 +138,8 @@ class Knobs:
         "s",
         "pacer",
         "a step that admitted nothing, every 429 of it asking to wait longer (at most"
-        " `retry_after_cap`), holds the pace until the first of those waits ends",
+        " `retry_after_cap`), holds the pace until the first of those waits ends; after one"
+        " such step, such a 429 holds it at once",
     )
     lookback: float = _knob(
         1.0,
