@@ -32,6 +32,7 @@ The world varies as real gateways and clients do:
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import math
@@ -248,11 +249,13 @@ class _Call:
         if not delay:
             self.enter()
             return
-        rest = self.admitted.resting()  # as the transport's sleep between attempts
-        rest.__enter__()
+        # Asleep between attempts, as in the transport's `with admitted.resting(): sleep(...)`:
+        # the sleep is two events here, so the context is held open across them.
+        rest = contextlib.ExitStack()
+        rest.enter_context(self.admitted.resting())
 
         def back() -> None:
-            rest.__exit__(None, None, None)
+            rest.close()
             self.enter()
 
         self.sim.at(self.sim.now + delay, back)

@@ -110,7 +110,6 @@ class Pacer:
     # When each 429 of the step said the gateway admits again (None: no wait long enough)
     _step_reopens: list[float | None] = field(default_factory=list, repr=False)
     _held_until: float = field(default=float("-inf"), repr=False)  # the last hold's end
-    _step_held: bool = field(default=False, repr=False)  # a 429 of the step held the pace
     _closes: bool = field(default=False, repr=False)  # a step of the episode was held
 
     # -- what happened -------------------------------------------------------------------------
@@ -161,7 +160,6 @@ class Pacer:
                 reopens = self._hold_until(now, admitted=0)
                 if reopens is not None:
                     self._hold(now, reopens)
-                    self._step_held = True
         elif self._raised_from is not None and sent_at >= self._raised_step:
             self._take_back_raise(self._raised_from)
 
@@ -202,7 +200,6 @@ class Pacer:
             self._tokens = 0.0
             self._step_sent = self._step_throttled = self._clean_steps = 0
             self._step_counts, self._step_refusals, self._step_reopens = [], [], []
-            self._step_held = False
             self._first_step = True
             self._episode_start = now
         sent, refused = self._counts(now - KNOBS.lookback, now)
@@ -235,8 +232,8 @@ class Pacer:
             # The gateway admits nothing until then, and said so: the pace waits, its rate held.
             self._hold(now, reopens)
             self._closes = True
-        elif self._step_held and None not in self._step_reopens:
-            pass  # held at a 429 of the step: what it admitted before was the window's count
+        elif self._held_at_once():
+            pass  # held from its first 429 on: what it admitted before was the window's count
         elif step_throttled:
             admitted = step_sent - step_throttled
             if admitted > 0:
@@ -267,7 +264,11 @@ class Pacer:
         self._step_start = now
         self._step_sent = self._step_throttled = 0
         self._step_counts, self._step_refusals, self._step_reopens = [], [], []
-        self._step_held = False
+
+    def _held_at_once(self) -> bool:
+        """Whether the step's 429s held the pace as they came (`throttled`): the episode had a
+        held step, and every 429 of this one asked a long wait (its first one held at once)."""
+        return self._closes and bool(self._step_reopens) and None not in self._step_reopens
 
     def _hold(self, now: float, until: float) -> None:
         """No send before `until`; the rate stays."""
