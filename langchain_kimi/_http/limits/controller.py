@@ -87,7 +87,7 @@ class Controller(Protocol):
         """Whether a request sent now shares the rate the pool's earlier ones were refused
         for, though no other is out (in flight, waiting or asleep between attempts): a 429
         the pacer counted (to a request
-        sent with others, or any while pacing) came within `knobs.serving_window`, and the
+        sent with others, or any while pacing) came within `knobs.sharing_window`, and the
         gateway admitted one of the pool's requests within it too (`serving`)."""
         ...
 
@@ -184,7 +184,7 @@ class Paced:
         return self.slow_start.admitted_recently(now)
 
     def sharing(self, now: float) -> bool:
-        return self.pacer.throttled_within(now, KNOBS.serving_window) and self.serving(now)
+        return self.pacer.throttled_within(now, KNOBS.sharing_window) and self.serving(now)
 
 
 class Unpaced:

@@ -88,8 +88,22 @@ class Knobs:
         10.0,
         "s",
         "slow start",
-        "time since the gateway last admitted a request in which it serves the pool; since the"
-        " pool's last counted 429, in which a call alone shares the pool's rate",
+        "time since the gateway last admitted one of the pool's requests in which it serves the"
+        " pool (a 429 then costs a call that went with others its turn, not a retry)",
+    )
+    starting_window: float = _knob(
+        10.0,
+        "s",
+        "slow start",
+        "time after a pool's first send after `idle` in which it is starting (other processes"
+        " may hold the key's rate: a 429 costs a call that went with others its turn)",
+    )
+    sharing_window: float = _knob(
+        10.0,
+        "s",
+        "pacer",
+        "time since the pool's last counted 429 in which a call alone shares the pool's rate"
+        " (its 429s cost it turns, as its batch's did)",
     )
     window_cut: float = _knob(0.5, "share", "slow start", "share of the window a 429 keeps")
     idle: float = _knob(

@@ -38,7 +38,7 @@ gateway's bucket before the first 429 was seen, 150 of them refused.
 
 `admitted_recently` says whether the gateway admitted a request of this pool within
 `serving_window` (answered it, or held it past the horizon), `starting` whether a request left
-within that time of the pool's start: in either case a 429 only cost the call its turn
+within `starting_window` of the pool's start: in either case a 429 only cost the call its turn
 (`lost_turn`; `admission.AdmittedCall.requeues` asks it for a call that went with others).
 """
 
@@ -171,10 +171,10 @@ class SlowStart:
         return now - self._admitted_at < KNOBS.serving_window
 
     def starting(self, sent_at: float) -> bool:
-        """Whether a request sent at `sent_at` left within `serving_window` of the pool's start
+        """Whether a request sent at `sent_at` left within `starting_window` of the pool's start
         (its first send after idle): refused before the pool had its share, e.g. because other
         processes sharing the key took the gateway's burst and its rate."""
-        return sent_at - self._started_at < KNOBS.serving_window
+        return sent_at - self._started_at < KNOBS.starting_window
 
     def _age(self, now: float) -> None:
         """Requests out for a whole horizon without a 429 were admitted (unless the answers are

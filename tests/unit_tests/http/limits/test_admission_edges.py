@@ -208,7 +208,7 @@ def test_a_refusal_while_the_pool_starts_is_a_lost_turn_and_after_it_starves_the
     first[0].done(Outcome("other"))  # e.g. a 500: it proves nothing, and ends nothing
     clock.now += 1.0
     first[1].done(Outcome("throttled", 0.0))  # a slow 429: a request is proven only after 2 s
-    clock.now += KNOBS.serving_window - 1 - 1 / 16
+    clock.now += KNOBS.starting_window - 1 - 1 / 16
     early = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]
     early[1].done(Outcome("throttled", 0.0))
     assert early[1].crowded

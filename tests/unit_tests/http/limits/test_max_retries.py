@@ -12,6 +12,7 @@ the sync and async paths.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import threading
 from collections.abc import Callable
@@ -23,6 +24,8 @@ from pydantic import SecretStr
 
 from langchain_kimi._errors import KimiAPIError, KimiRateLimitError
 from langchain_kimi._http import exchange
+from langchain_kimi._http.limits import controller as controller_module
+from langchain_kimi._http.limits import slow_start as slow_start_module
 from langchain_kimi._http.limits.admission import Admission
 from langchain_kimi._http.limits.knobs import KNOBS
 from langchain_kimi._http.limits.outcome import ANSWERED, Outcome
@@ -210,19 +213,39 @@ def test_a_batchs_last_call_refused_while_the_pool_shares_a_rate_loses_turns_not
     assert last.requeues(REFUSED)
 
 
-def test_a_lone_call_a_serving_window_after_the_pools_last_429_spends_its_retries() -> None:
+def test_a_lone_call_a_sharing_window_after_the_pools_last_429_spends_its_retries() -> None:
     # The shared rate is the recent past's: a call alone later, on a pool still served, is a call
     # alone again (`max_retries` as the peers' users read it).
     clock = Clock()
     admission = _pool_refused_with_others(clock)
-    clock.now += KNOBS.serving_window - 1.0
+    clock.now += KNOBS.sharing_window - 1.0
     admission.call(30.0).enter(clock.sleep).done(ANSWERED)  # served since, alone
-    clock.now += 1.0  # the serving window since the pool's 429 has passed, not since its answer
+    clock.now += 1.0  # the sharing window since the pool's 429 has passed, not since its answer
     lone = admission.call(30.0)
     permit = lone.enter(clock.sleep)
     assert not permit.crowded
     permit.done(THROTTLED)
     assert not lone.requeues(REFUSED)
+
+
+def test_a_pool_shares_a_rate_for_its_own_window_not_the_serving_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Three spans of "lately" with three jobs (`knobs.py`): since the pool's last counted 429
+    # (`sharing_window`), since the gateway last admitted one of its requests
+    # (`serving_window`), since its start (`starting_window`). One knob held all three.
+    short = dataclasses.replace(
+        KNOBS, sharing_window=3.0, serving_window=20.0, starting_window=20.0
+    )
+    monkeypatch.setattr(controller_module, "KNOBS", short)
+    monkeypatch.setattr(slow_start_module, "KNOBS", short)
+    clock = Clock()
+    admission = _pool_refused_with_others(clock)
+    clock.now += 3.0 - 1 / 64
+    assert admission.controller.sharing(clock.now)
+    clock.now += 1 / 64
+    assert admission.controller.serving(clock.now)  # still served, no longer sharing
+    assert not admission.controller.sharing(clock.now)
 
 
 def test_a_lone_call_on_a_pool_the_gateway_no_longer_serves_spends_its_retries() -> None:

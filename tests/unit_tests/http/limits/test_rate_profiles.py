@@ -363,9 +363,9 @@ def test_a_batch_on_a_key_refused_for_good_fails_within_its_pool_timeout(retry_a
 def test_a_batch_in_an_outage_that_says_when_to_come_back_waits_its_pool_timeout_probing() -> None:
     # 529 `Retry-After: 1` on every request, for good, no fallback base: the batch's calls lose
     # turns (the overload says when to come back), the pool probes one request at a time once
-    # it has been neither served nor starting for `serving_window`, and the calls fail once
+    # it has been neither served nor starting for `starting_window`, and the calls fail once
     # their pool timeout runs out, saying what the gateway answered (the probe out at that
-    # moment spends its retries). Before: every call spent its retries after `serving_window`.
+    # moment spends its retries). Before: every call spent its retries after `starting_window`.
     outage = Overload(share=1.0, until=float("inf"), status=529)
     # A limit of 1/s (never reached) sets an ideal, so a horizon, long enough for the timeout.
     profile = Profile(1, calls=40, concurrency=40, overload=outage, pool_timeout=60.0)
@@ -375,20 +375,20 @@ def test_a_batch_in_an_outage_that_says_when_to_come_back_waits_its_pool_timeout
     assert len(starved) >= profile.calls - 2
     assert all("every request of this pool with 529 for " in error for error in starved)
     assert set(result.errors) - set(starved) <= {"gave up after 2 retries"}
-    assert profile.pool_timeout < result.end < profile.pool_timeout + KNOBS.serving_window + 5.0
-    # About one request per call per second until `serving_window`, then one probe at a time.
+    assert profile.pool_timeout < result.end < profile.pool_timeout + KNOBS.starting_window + 5.0
+    # About one request per call per second until `starting_window`, then one probe at a time.
     assert result.requests_per_answer <= 12 * profile.calls  # no answer: requests / 1
 
 
 def test_a_batch_in_an_outage_that_names_no_wait_fails_after_its_retries() -> None:
     # A 503 without Retry-After does not say when to come back: the calls spend their retries
-    # once the pool has been neither served nor starting for `serving_window`, as before.
+    # once the pool has been neither served nor starting for `starting_window`, as before.
     outage = Overload(share=1.0, until=float("inf"), retry_after=False)
     profile = Profile(1, calls=40, concurrency=40, overload=outage, pool_timeout=60.0)
     result = run(profile, seed=0)
     assert result.failed == profile.calls
     assert all(error == "gave up after 2 retries" for error in result.errors)
-    assert result.end < KNOBS.serving_window + 3 * KNOBS.backoff_cap
+    assert result.end < KNOBS.starting_window + 3 * KNOBS.backoff_cap
 
 
 @pytest.mark.parametrize(("retry_after", "requests_bound"), [("integer", 1.12), ("date", 1.24)])

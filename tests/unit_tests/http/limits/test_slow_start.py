@@ -7,11 +7,13 @@ applies while the pacer is inert (`test_admission`); here it is driven directly.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pytest
 
 from langchain_kimi._errors import KimiRateLimitError
+from langchain_kimi._http.limits import slow_start as slow_start_module
 from langchain_kimi._http.limits.admission import Admission, _Wait, _Waiter
 from langchain_kimi._http.limits.controller import Paced
 from langchain_kimi._http.limits.knobs import KNOBS
@@ -98,6 +100,19 @@ def test_an_ended_request_proves_nothing() -> None:
     assert not start.admitted_recently(0.0)
 
 
+def test_starting_and_serving_each_follow_their_own_knob(monkeypatch: pytest.MonkeyPatch) -> None:
+    # One knob (`serving_window`) once said both how long a pool starts and how long an
+    # admission serves it.
+    short = dataclasses.replace(KNOBS, starting_window=3.0, serving_window=20.0)
+    monkeypatch.setattr(slow_start_module, "KNOBS", short)
+    start = SlowStart(max_window=4000)
+    start.answered(send(start, 100.0), 100.0, 100.5)
+    assert start.starting(103.0 - 1 / 64)
+    assert not start.starting(103.0)
+    assert start.admitted_recently(120.5 - 1 / 64)
+    assert not start.admitted_recently(120.5)
+
+
 def test_the_gateway_serves_the_pool_for_a_serving_window_after_it_admitted_a_request() -> None:
     start = SlowStart(max_window=4000)
     start.answered(send(start, 0.0), 0.0, 1.0)
@@ -113,11 +128,11 @@ def test_a_request_held_past_the_horizon_counts_as_admitted_from_then() -> None:
     assert not start.admitted_recently(KNOBS.first_horizon + KNOBS.serving_window)
 
 
-def test_a_pool_is_starting_for_a_serving_window_after_its_first_send_after_idle() -> None:
+def test_a_pool_is_starting_for_a_starting_window_after_its_first_send_after_idle() -> None:
     start = SlowStart(max_window=4000)
     send(start, 100.0)
-    assert start.starting(100.0 + KNOBS.serving_window - 1 / 64)
-    assert not start.starting(100.0 + KNOBS.serving_window)
+    assert start.starting(100.0 + KNOBS.starting_window - 1 / 64)
+    assert not start.starting(100.0 + KNOBS.starting_window)
     send(start, 100.0 + KNOBS.idle)  # KNOBS.idle seconds after the last send is not yet idle
     assert not start.starting(100.0 + KNOBS.idle)
     send(start, 100.0 + 2 * KNOBS.idle + 1)  # more than KNOBS.idle: a new start
@@ -206,16 +221,16 @@ def test_a_pool_busy_within_idle_does_not_start_again() -> None:
     # Times far from 0 (a pool in its thousandth second): only the gap between sends counts.
     start = SlowStart(max_window=4000)
     start.refused(send(start, 1000.0), sent_at=1000.0, now=1000.5)
-    send(start, 1000.0 + KNOBS.serving_window)
-    assert not start.starting(1000.0 + KNOBS.serving_window)
+    send(start, 1000.0 + KNOBS.starting_window)
+    assert not start.starting(1000.0 + KNOBS.starting_window)
     send(
-        start, 1000.0 + KNOBS.serving_window + KNOBS.idle
+        start, 1000.0 + KNOBS.starting_window + KNOBS.idle
     )  # a gap of exactly KNOBS.idle is not yet idle
-    assert not start.starting(1000.0 + KNOBS.serving_window + KNOBS.idle)
+    assert not start.starting(1000.0 + KNOBS.starting_window + KNOBS.idle)
     send(
-        start, 1000.0 + KNOBS.serving_window + 2 * KNOBS.idle + 1 / 64
+        start, 1000.0 + KNOBS.starting_window + 2 * KNOBS.idle + 1 / 64
     )  # a gap just over KNOBS.idle is
-    assert start.starting(1000.0 + KNOBS.serving_window + 2 * KNOBS.idle + 1 / 64)
+    assert start.starting(1000.0 + KNOBS.starting_window + 2 * KNOBS.idle + 1 / 64)
 
 
 def test_a_refused_request_is_never_later_proven_admitted_by_age() -> None:

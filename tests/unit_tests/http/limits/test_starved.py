@@ -93,7 +93,7 @@ def starved_pool(capacity: int = 8) -> tuple[Admission, Clock]:
     clock = Clock()
     gate = Admission(capacity, adaptive=True, clock=clock)
     gate.call(30.0).enter(clock.sleep).done(Outcome("other"))  # its start: proves nothing
-    clock.now += KNOBS.serving_window
+    clock.now += KNOBS.starting_window
     permit = gate.call(30.0).enter(clock.sleep)
     with waiting_behind(gate):  # another call waits: the refused request went with others
         permit.done(THROTTLED)
@@ -240,7 +240,7 @@ def test_a_lone_calls_429_does_not_starve_the_pool() -> None:
     clock = Clock()
     gate = Admission(8, adaptive=True, clock=clock)
     gate.call(30.0).enter(clock.sleep).done(ANSWERED)
-    clock.now += 2 * KNOBS.serving_window  # neither served nor starting any more
+    clock.now += 2 * max(KNOBS.serving_window, KNOBS.starting_window)  # neither served nor starting
     lone = gate.call(30.0).enter(clock.sleep)
     lone.done(THROTTLED)
     assert not lone.crowded
@@ -333,7 +333,7 @@ def unserved_pool(*, can_fall_back: bool = False) -> tuple[Admission, Clock]:
     fallback = {"can_fall_back": True} if can_fall_back else {}
     gate = Admission(8, adaptive=True, clock=clock, **fallback)
     gate.call(30.0).enter(clock.sleep).done(ANSWERED)
-    clock.now += 2 * KNOBS.serving_window  # neither served nor starting any more
+    clock.now += 2 * max(KNOBS.serving_window, KNOBS.starting_window)  # neither served nor starting
     return gate, clock
 
 
@@ -443,7 +443,7 @@ def test_a_shared_pool_starves_on_overloads_only_without_a_fallback_base(
     )
     gate = shared.SharedPool(key).admission
     gate.call(30.0).enter(clock.sleep).done(ANSWERED)
-    clock.now += 2 * KNOBS.serving_window
+    clock.now += 2 * max(KNOBS.serving_window, KNOBS.starting_window)
     call = overloaded_with_company(gate, clock, OVERLOADED)
     assert (gate.starved_for() is not None) is starves
     assert call.requeues(OVERLOAD_FAILURE) is starves
