@@ -150,7 +150,7 @@ class Admission:
         return AdmittedCall(self, budget, next(self._tickets), crowded=arrives_among_others)
 
     def serving(self) -> bool:
-        """Whether the gateway admitted a call of this pool within `serving_window` (answered it,
+        """Whether the gateway admitted a call of this pool within `serving_span` (answered it,
         or held it longer than a refusal takes: `slow_start`)."""
         with self._lock:
             return self.controller.serving(self.clock())

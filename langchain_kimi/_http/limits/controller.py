@@ -80,14 +80,14 @@ class Controller(Protocol):
         ...
 
     def serving(self, now: float) -> bool:
-        """Whether the gateway admitted a request lately (`knobs.serving_window`)."""
+        """Whether the gateway admitted a request lately (`knobs.serving_span`)."""
         ...
 
     def sharing(self, now: float) -> bool:
         """Whether a request sent now shares the rate the pool's earlier ones were refused
         for, though no other is out (in flight, waiting or asleep between attempts): a 429
         the pacer counted (to a request
-        sent with others, or any while pacing) came within `knobs.sharing_window`, and the
+        sent with others, or any while pacing) came within `knobs.sharing_span`, and the
         gateway admitted one of the pool's requests within it too (`serving`)."""
         ...
 
@@ -184,7 +184,7 @@ class Paced:
         return self.slow_start.admitted_recently(now)
 
     def sharing(self, now: float) -> bool:
-        return self.pacer.throttled_within(now, KNOBS.sharing_window) and self.serving(now)
+        return self.pacer.throttled_within(now, KNOBS.sharing_span) and self.serving(now)
 
 
 class Unpaced:

@@ -84,21 +84,21 @@ class Knobs:
     horizon_per_refusal: float = _knob(
         2.0, "x", "slow start", "the horizon, in multiples of the slowest refusal seen"
     )
-    serving_window: float = _knob(
+    serving_span: float = _knob(
         10.0,
         "s",
         "slow start",
         "time since the gateway last admitted one of the pool's requests in which it serves the"
         " pool (a 429 then costs a call that went with others its turn, not a retry)",
     )
-    starting_window: float = _knob(
+    starting_span: float = _knob(
         10.0,
         "s",
         "slow start",
         "time after a pool's first send after `idle` in which it is starting (other processes"
         " may hold the key's rate: a 429 costs a call that went with others its turn)",
     )
-    sharing_window: float = _knob(
+    sharing_span: float = _knob(
         10.0,
         "s",
         "pacer",

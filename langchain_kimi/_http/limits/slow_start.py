@@ -37,8 +37,8 @@ gateway's bucket before the first 429 was seen, 150 of them refused.
   ends it for good.
 
 `admitted_recently` says whether the gateway admitted a request of this pool within
-`serving_window` (answered it, or held it past the horizon), `starting` whether a request left
-within `starting_window` of the pool's start: in either case a 429 only cost the call its turn
+`serving_span` (answered it, or held it past the horizon), `starting` whether a request left
+within `starting_span` of the pool's start: in either case a 429 only cost the call its turn
 (`lost_turn`; `admission.AdmittedCall.requeues` asks it for a call that went with others).
 """
 
@@ -168,13 +168,13 @@ class SlowStart:
 
     def admitted_recently(self, now: float) -> bool:
         self._age(now)
-        return now - self._admitted_at < KNOBS.serving_window
+        return now - self._admitted_at < KNOBS.serving_span
 
     def starting(self, sent_at: float) -> bool:
-        """Whether a request sent at `sent_at` left within `starting_window` of the pool's start
+        """Whether a request sent at `sent_at` left within `starting_span` of the pool's start
         (its first send after idle): refused before the pool had its share, e.g. because other
         processes sharing the key took the gateway's burst and its rate."""
-        return sent_at - self._started_at < KNOBS.starting_window
+        return sent_at - self._started_at < KNOBS.starting_span
 
     def _age(self, now: float) -> None:
         """Requests out for a whole horizon without a 429 were admitted (unless the answers are

@@ -3,7 +3,7 @@ while its calls wait in the queue for the gateway to let one through.
 
 A part of the controller (`controller.py`), sans-I/O. A pool is *starved* from a 429 to a request
 sent with others (a lone call's 429 is that call's own to wait, `retry`) that came when the
-gateway had admitted none of the pool's requests within `serving_window` and the pool was no
+gateway had admitted none of the pool's requests within `serving_span` and the pool was no
 longer starting (`slow_start.admitted_recently`, `slow_start.starting`), until the gateway admits
 one of its requests again. Several processes sharing a key behind a small concurrency limit do
 this to each other: a process whose requests hold the limit's slots takes each slot back with its

@@ -53,11 +53,11 @@ def test_only_the_first_report_of_a_permit_counts() -> None:
     assert admission.in_flight == 0
 
 
-def test_the_pool_is_served_for_exactly_the_serving_window_after_an_answer() -> None:
+def test_the_pool_is_served_for_exactly_the_serving_span_after_an_answer() -> None:
     admission, clock = gate()
     assert not admission.serving()
     admission.call(30.0).enter(clock.sleep).done(ANSWERED)
-    clock.now += KNOBS.serving_window - 0.5
+    clock.now += KNOBS.serving_span - 0.5
     assert admission.serving()
     clock.now += 0.5
     assert not admission.serving()
@@ -208,7 +208,7 @@ def test_a_refusal_while_the_pool_starts_is_a_lost_turn_and_after_it_starves_the
     first[0].done(Outcome("other"))  # e.g. a 500: it proves nothing, and ends nothing
     clock.now += 1.0
     first[1].done(Outcome("throttled", 0.0))  # a slow 429: a request is proven only after 2 s
-    clock.now += KNOBS.starting_window - 1 - 1 / 16
+    clock.now += KNOBS.starting_span - 1 - 1 / 16
     early = [admission.call(30.0).enter(clock.sleep) for _ in range(2)]
     early[1].done(Outcome("throttled", 0.0))
     assert early[1].crowded

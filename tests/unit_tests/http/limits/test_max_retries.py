@@ -213,12 +213,12 @@ def test_a_batchs_last_call_refused_while_the_pool_shares_a_rate_loses_turns_not
     assert last.requeues(REFUSED)
 
 
-def test_a_lone_call_a_sharing_window_after_the_pools_last_429_spends_its_retries() -> None:
+def test_a_lone_call_a_sharing_span_after_the_pools_last_429_spends_its_retries() -> None:
     # The shared rate is the recent past's: a call alone later, on a pool still served, is a call
     # alone again (`max_retries` as the peers' users read it).
     clock = Clock()
     admission = _pool_refused_with_others(clock)
-    clock.now += KNOBS.sharing_window - 1.0
+    clock.now += KNOBS.sharing_span - 1.0
     admission.call(30.0).enter(clock.sleep).done(ANSWERED)  # served since, alone
     clock.now += 1.0  # the sharing window since the pool's 429 has passed, not since its answer
     lone = admission.call(30.0)
@@ -232,11 +232,9 @@ def test_a_pool_shares_a_rate_for_its_own_window_not_the_serving_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Three spans of "lately" with three jobs (`knobs.py`): since the pool's last counted 429
-    # (`sharing_window`), since the gateway last admitted one of its requests
-    # (`serving_window`), since its start (`starting_window`). One knob held all three.
-    short = dataclasses.replace(
-        KNOBS, sharing_window=3.0, serving_window=20.0, starting_window=20.0
-    )
+    # (`sharing_span`), since the gateway last admitted one of its requests
+    # (`serving_span`), since its start (`starting_span`). One knob held all three.
+    short = dataclasses.replace(KNOBS, sharing_span=3.0, serving_span=20.0, starting_span=20.0)
     monkeypatch.setattr(controller_module, "KNOBS", short)
     monkeypatch.setattr(slow_start_module, "KNOBS", short)
     clock = Clock()
@@ -255,7 +253,7 @@ def test_a_lone_call_on_a_pool_the_gateway_no_longer_serves_spends_its_retries()
     clock = Clock()
     admission = Admission(8, adaptive=True, clock=clock)
     admission.call(30.0).enter(clock.sleep).done(Outcome("other"))  # its start: proves nothing
-    clock.now += KNOBS.serving_window
+    clock.now += KNOBS.serving_span
     first, second = admission.call(30.0), admission.call(30.0)
     one, two = first.enter(clock.sleep), second.enter(clock.sleep)
     one.done(THROTTLED)
@@ -309,7 +307,7 @@ async def test_after_a_batch_a_lone_call_loses_turns_to_the_rate_it_shared_not_r
     assert len(gateway.requests) == 3
     assert (await post(model, "async")).body == OK
     assert len(gateway.requests) == 8
-    assert clock.now - start < KNOBS.serving_window  # the four waits of Retry-After: 1
+    assert clock.now - start < KNOBS.serving_span  # the four waits of Retry-After: 1
 
 
 async def test_a_lone_call_on_a_pool_whose_429s_all_went_alone_still_spends_its_retries() -> None:

@@ -122,9 +122,9 @@ def test_after_the_run_each_pacer_heals_to_inert() -> None:
 
 # Processes sharing a key behind a small concurrency limit keep each other out: the one whose
 # requests hold the slots takes each back with its next request as an answer frees it. A process
-# kept out for longer than `serving_window` spent its calls' retries on those 429s (found by
+# kept out for longer than `serving_span` spent its calls' retries on those 429s (found by
 # varying the catalogue, 61096a3: 39 of 1,600 calls lost with 16 processes behind 20, 70 with 4
-# behind 10). A `serving_window` of 30 s only moved the threshold (32 processes behind 20: 179 of
+# behind 10). A `serving_span` of 30 s only moved the threshold (32 processes behind 20: 179 of
 # 2,400 lost). A starved pool now probes one request at a time and its calls wait for their pool
 # timeout (`starved.py`). A process's last call, sent when its other calls are done, went alone
 # and spent its retries on the others' 429s (32 processes behind 20: 2 of 9,600 over 12 seeds;
@@ -288,7 +288,7 @@ A_BATCHS_LAST_CALLS_ON_TOKENS_PER_MINUTE = {
 
 # A batch's last calls in a long overload that says when to come back (70 % 529 with
 # `Retry-After: 1` for 30 s): the rest of their pool done, nothing of it admitted for
-# `serving_window`, each spent its retries on three more 529s after 10-20 lost turns (on main
+# `serving_span`, each spent its retries on three more 529s after 10-20 lost turns (on main
 # e09e4ac: 1-3 calls lost over seeds 0-3 on each; `tests.support.random_gateways` draws 10,234,
 # 11,884 and 13,392). Such an overload now starves the pool as a 429 does (`starved.py`).
 STRAGGLERS_OF_A_LONG_OVERLOAD = {
@@ -363,9 +363,9 @@ def test_a_batch_on_a_key_refused_for_good_fails_within_its_pool_timeout(retry_a
 def test_a_batch_in_an_outage_that_says_when_to_come_back_waits_its_pool_timeout_probing() -> None:
     # 529 `Retry-After: 1` on every request, for good, no fallback base: the batch's calls lose
     # turns (the overload says when to come back), the pool probes one request at a time once
-    # it has been neither served nor starting for `starting_window`, and the calls fail once
+    # it has been neither served nor starting for `starting_span`, and the calls fail once
     # their pool timeout runs out, saying what the gateway answered (the probe out at that
-    # moment spends its retries). Before: every call spent its retries after `starting_window`.
+    # moment spends its retries). Before: every call spent its retries after `starting_span`.
     outage = Overload(share=1.0, until=float("inf"), status=529)
     # A limit of 1/s (never reached) sets an ideal, so a horizon, long enough for the timeout.
     profile = Profile(1, calls=40, concurrency=40, overload=outage, pool_timeout=60.0)
@@ -375,20 +375,20 @@ def test_a_batch_in_an_outage_that_says_when_to_come_back_waits_its_pool_timeout
     assert len(starved) >= profile.calls - 2
     assert all("every request of this pool with 529 for " in error for error in starved)
     assert set(result.errors) - set(starved) <= {"gave up after 2 retries"}
-    assert profile.pool_timeout < result.end < profile.pool_timeout + KNOBS.starting_window + 5.0
-    # About one request per call per second until `starting_window`, then one probe at a time.
+    assert profile.pool_timeout < result.end < profile.pool_timeout + KNOBS.starting_span + 5.0
+    # About one request per call per second until `starting_span`, then one probe at a time.
     assert result.requests_per_answer <= 12 * profile.calls  # no answer: requests / 1
 
 
 def test_a_batch_in_an_outage_that_names_no_wait_fails_after_its_retries() -> None:
     # A 503 without Retry-After does not say when to come back: the calls spend their retries
-    # once the pool has been neither served nor starting for `starting_window`, as before.
+    # once the pool has been neither served nor starting for `starting_span`, as before.
     outage = Overload(share=1.0, until=float("inf"), retry_after=False)
     profile = Profile(1, calls=40, concurrency=40, overload=outage, pool_timeout=60.0)
     result = run(profile, seed=0)
     assert result.failed == profile.calls
     assert all(error == "gave up after 2 retries" for error in result.errors)
-    assert result.end < KNOBS.starting_window + 3 * KNOBS.backoff_cap
+    assert result.end < KNOBS.starting_span + 3 * KNOBS.backoff_cap
 
 
 @pytest.mark.parametrize(("retry_after", "requests_bound"), [("integer", 1.12), ("date", 1.24)])

@@ -101,9 +101,9 @@ def test_an_ended_request_proves_nothing() -> None:
 
 
 def test_starting_and_serving_each_follow_their_own_knob(monkeypatch: pytest.MonkeyPatch) -> None:
-    # One knob (`serving_window`) once said both how long a pool starts and how long an
+    # One knob (`serving_span`) once said both how long a pool starts and how long an
     # admission serves it.
-    short = dataclasses.replace(KNOBS, starting_window=3.0, serving_window=20.0)
+    short = dataclasses.replace(KNOBS, starting_span=3.0, serving_span=20.0)
     monkeypatch.setattr(slow_start_module, "KNOBS", short)
     start = SlowStart(max_window=4000)
     start.answered(send(start, 100.0), 100.0, 100.5)
@@ -113,26 +113,26 @@ def test_starting_and_serving_each_follow_their_own_knob(monkeypatch: pytest.Mon
     assert not start.admitted_recently(120.5)
 
 
-def test_the_gateway_serves_the_pool_for_a_serving_window_after_it_admitted_a_request() -> None:
+def test_the_gateway_serves_the_pool_for_a_serving_span_after_it_admitted_a_request() -> None:
     start = SlowStart(max_window=4000)
     start.answered(send(start, 0.0), 0.0, 1.0)
-    assert start.admitted_recently(1.0 + KNOBS.serving_window - 1 / 64)
-    assert not start.admitted_recently(1.0 + KNOBS.serving_window)
+    assert start.admitted_recently(1.0 + KNOBS.serving_span - 1 / 64)
+    assert not start.admitted_recently(1.0 + KNOBS.serving_span)
 
 
 def test_a_request_held_past_the_horizon_counts_as_admitted_from_then() -> None:
     start = SlowStart(max_window=4000)
     send(start, 0.0)
     assert start.admitted_recently(KNOBS.first_horizon)
-    assert start.admitted_recently(KNOBS.first_horizon + KNOBS.serving_window - 1 / 64)
-    assert not start.admitted_recently(KNOBS.first_horizon + KNOBS.serving_window)
+    assert start.admitted_recently(KNOBS.first_horizon + KNOBS.serving_span - 1 / 64)
+    assert not start.admitted_recently(KNOBS.first_horizon + KNOBS.serving_span)
 
 
-def test_a_pool_is_starting_for_a_starting_window_after_its_first_send_after_idle() -> None:
+def test_a_pool_is_starting_for_a_starting_span_after_its_first_send_after_idle() -> None:
     start = SlowStart(max_window=4000)
     send(start, 100.0)
-    assert start.starting(100.0 + KNOBS.starting_window - 1 / 64)
-    assert not start.starting(100.0 + KNOBS.starting_window)
+    assert start.starting(100.0 + KNOBS.starting_span - 1 / 64)
+    assert not start.starting(100.0 + KNOBS.starting_span)
     send(start, 100.0 + KNOBS.idle)  # KNOBS.idle seconds after the last send is not yet idle
     assert not start.starting(100.0 + KNOBS.idle)
     send(start, 100.0 + 2 * KNOBS.idle + 1)  # more than KNOBS.idle: a new start
@@ -182,7 +182,7 @@ def test_a_429_while_the_gateway_answers_the_pool_is_a_lost_turn_an_overload_aft
     clock = Clock()
     gate = Admission(8, adaptive=True, clock=clock)
     gate.call(30.0).enter(clock.sleep).done(ANSWERED)  # the pool starts, and is served
-    clock.now += KNOBS.serving_window - 1 / 16
+    clock.now += KNOBS.serving_span - 1 / 16
     permit = gate.call(30.0).enter(clock.sleep)
     permit.done(Outcome("throttled", 0.0))
     assert gate.lost_turn(permit)  # served (and no longer starting)
@@ -221,16 +221,16 @@ def test_a_pool_busy_within_idle_does_not_start_again() -> None:
     # Times far from 0 (a pool in its thousandth second): only the gap between sends counts.
     start = SlowStart(max_window=4000)
     start.refused(send(start, 1000.0), sent_at=1000.0, now=1000.5)
-    send(start, 1000.0 + KNOBS.starting_window)
-    assert not start.starting(1000.0 + KNOBS.starting_window)
+    send(start, 1000.0 + KNOBS.starting_span)
+    assert not start.starting(1000.0 + KNOBS.starting_span)
     send(
-        start, 1000.0 + KNOBS.starting_window + KNOBS.idle
+        start, 1000.0 + KNOBS.starting_span + KNOBS.idle
     )  # a gap of exactly KNOBS.idle is not yet idle
-    assert not start.starting(1000.0 + KNOBS.starting_window + KNOBS.idle)
+    assert not start.starting(1000.0 + KNOBS.starting_span + KNOBS.idle)
     send(
-        start, 1000.0 + KNOBS.starting_window + 2 * KNOBS.idle + 1 / 64
+        start, 1000.0 + KNOBS.starting_span + 2 * KNOBS.idle + 1 / 64
     )  # a gap just over KNOBS.idle is
-    assert start.starting(1000.0 + KNOBS.starting_window + 2 * KNOBS.idle + 1 / 64)
+    assert start.starting(1000.0 + KNOBS.starting_span + 2 * KNOBS.idle + 1 / 64)
 
 
 def test_a_refused_request_is_never_later_proven_admitted_by_age() -> None:

@@ -93,7 +93,7 @@ def starved_pool(capacity: int = 8) -> tuple[Admission, Clock]:
     clock = Clock()
     gate = Admission(capacity, adaptive=True, clock=clock)
     gate.call(30.0).enter(clock.sleep).done(Outcome("other"))  # its start: proves nothing
-    clock.now += KNOBS.starting_window
+    clock.now += KNOBS.starting_span
     permit = gate.call(30.0).enter(clock.sleep)
     with waiting_behind(gate):  # another call waits: the refused request went with others
         permit.done(THROTTLED)
@@ -240,7 +240,7 @@ def test_a_lone_calls_429_does_not_starve_the_pool() -> None:
     clock = Clock()
     gate = Admission(8, adaptive=True, clock=clock)
     gate.call(30.0).enter(clock.sleep).done(ANSWERED)
-    clock.now += 2 * max(KNOBS.serving_window, KNOBS.starting_window)  # neither served nor starting
+    clock.now += 2 * max(KNOBS.serving_span, KNOBS.starting_span)  # neither served nor starting
     lone = gate.call(30.0).enter(clock.sleep)
     lone.done(THROTTLED)
     assert not lone.crowded
@@ -316,7 +316,7 @@ def test_a_shorter_retry_after_does_not_bring_the_next_probe_forward() -> None:
 # -- an overload that says when to come back -------------------------------------------------
 # Issue 29: "an overload that says when to come back must cost no answer". A batch's last calls,
 # refused by a 70 % 529 `Retry-After: 1` for 30 s while the rest of their pool was done, found
-# nothing of the pool admitted for `serving_window` and spent their retries: 4 of 5,000 random
+# nothing of the pool admitted for `serving_span` and spent their retries: 4 of 5,000 random
 # gateways lost 1-4 calls (`tests.support.random_gateways`, draws 10,000-14,999; pinned in
 # `test_rate_profiles.STRAGGLERS_OF_A_LONG_OVERLOAD`).
 
@@ -333,7 +333,7 @@ def unserved_pool(*, can_fall_back: bool = False) -> tuple[Admission, Clock]:
     fallback = {"can_fall_back": True} if can_fall_back else {}
     gate = Admission(8, adaptive=True, clock=clock, **fallback)
     gate.call(30.0).enter(clock.sleep).done(ANSWERED)
-    clock.now += 2 * max(KNOBS.serving_window, KNOBS.starting_window)  # neither served nor starting
+    clock.now += 2 * max(KNOBS.serving_span, KNOBS.starting_span)  # neither served nor starting
     return gate, clock
 
 
@@ -443,7 +443,7 @@ def test_a_shared_pool_starves_on_overloads_only_without_a_fallback_base(
     )
     gate = shared.SharedPool(key).admission
     gate.call(30.0).enter(clock.sleep).done(ANSWERED)
-    clock.now += 2 * max(KNOBS.serving_window, KNOBS.starting_window)
+    clock.now += 2 * max(KNOBS.serving_span, KNOBS.starting_span)
     call = overloaded_with_company(gate, clock, OVERLOADED)
     assert (gate.starved_for() is not None) is starves
     assert call.requeues(OVERLOAD_FAILURE) is starves
