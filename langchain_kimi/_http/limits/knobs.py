@@ -78,8 +78,19 @@ class Knobs:
         1.25,
         "x",
         "slow start",
-        "answers all back within this many horizons, the first window's too: age proves nothing,"
-        " the window bounds the unproven requests in flight",
+        "answers back within this many horizons (the first window's all answered, at most"
+        " `late_answers` of the latest later): age proves nothing, the window bounds the"
+        " unproven requests in flight",
+    )
+    late_answers: float = _knob(
+        0.1,
+        "share",
+        "slow start",
+        "share of the latest answers that may come back later while the answers count as quick"
+        " (a busy event loop, a pause)",
+    )
+    answer_sample: int = _knob(
+        40, "answers", "slow start", "the latest answers the quick answers are judged by"
     )
     horizon_per_refusal: float = _knob(
         2.0, "x", "slow start", "the horizon, in multiples of the slowest refusal seen"
