@@ -489,6 +489,50 @@ def test_a_late_answer_is_judged_against_the_horizon_as_it_grows() -> None:
     assert start.quick  # 1/2 s is within 1.25 of those horizons
 
 
+def first_window(start: SlowStart, took: list[float]) -> None:
+    """The first KNOBS.start_window requests, sent at 0, answered after `took` in that order."""
+    assert len(took) == KNOBS.start_window
+    first = [Sent(0.0) for _ in took]
+    for request in first:
+        start.sent(request, 0.0)
+    for request, seconds in zip(first, took, strict=True):
+        start.record(request, ANSWERED, seconds)
+
+
+def test_an_answer_exactly_at_the_bound_is_late() -> None:
+    bound = KNOBS.quick_answers * KNOBS.first_horizon  # 5/16 s: exact in binary
+    start = SlowStart(max_window=4000)
+    first_window(start, [1 / 8] * (KNOBS.start_window - 2) + [bound] * 2)
+    assert not start.quick  # two late in ten
+
+
+def test_a_late_answer_leaving_the_sample_no_longer_counts() -> None:
+    bound = KNOBS.quick_answers * KNOBS.first_horizon
+    allowed = int(KNOBS.late_answers * KNOBS.answer_sample)  # late ones in a full sample
+    start = SlowStart(max_window=4000)
+    first_window(start, [bound] * allowed + [1 / 8] * (KNOBS.start_window - allowed))
+    for _ in range(KNOBS.answer_sample - KNOBS.start_window):  # the sample full, quick
+        request = Sent(1.0)
+        start.sent(request, 1.0)
+        start.record(request, ANSWERED, 1.0 + 1 / 8)
+    assert start.quick
+    request = Sent(2.0)
+    start.sent(request, 2.0)
+    start.record(request, ANSWERED, 2.0 + bound)  # one more late; the oldest, late, leaves
+    assert start.quick
+
+
+def test_answers_at_the_bound_of_a_wider_horizon_are_late_for_it_too() -> None:
+    start = SlowStart(max_window=4000)
+    first_window(start, [1 / 8] * (KNOBS.start_window - 2) + [5 / 8] * 2)
+    assert not start.quick
+    refused = Sent(1.0)
+    start.sent(refused, 1.0)
+    start.record(refused, Outcome("throttled"), 1.25)  # a horizon of 1/2 s: a bound of 5/8 s
+    assert KNOBS.quick_answers * start.horizon == 5 / 8
+    assert not start.quick  # counted again against the new bound: still two late in ten
+
+
 @pytest.mark.parametrize("outcome", [Outcome("throttled"), Outcome("other")], ids=["429", "failed"])
 def test_a_first_window_with_a_request_not_answered_is_no_sample_of_the_answers(
     outcome: Outcome,
