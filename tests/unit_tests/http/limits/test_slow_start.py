@@ -420,13 +420,8 @@ def test_a_late_answer_in_ten_leaves_the_answers_quick() -> None:
     # where the run before, its slowest answer 0.312 s, was 1.09x (the loopback gateway,
     # docs/benchmarks.md, "A late answer").
     start = SlowStart(max_window=4000)
-    first = [Sent(0.0) for _ in range(KNOBS.start_window)]
-    for request in first:
-        start.sent(request, 0.0)
-    for request in first[1:]:
-        start.record(request, ANSWERED, 1 / 8)
     late = KNOBS.quick_answers * KNOBS.first_horizon
-    start.record(first[0], ANSWERED, late)
+    first_window(start, [1 / 8] * (KNOBS.start_window - 1) + [late])
     assert start.quick
 
 
@@ -442,9 +437,7 @@ def test_more_late_answers_than_one_in_ten_end_the_quick_answers() -> None:
     assert start.unproven == 0
     start.record(first[0], ANSWERED, 1 / 2)
     assert start.quick  # one late answer in ten
-    another = Sent(1.0)
-    start.sent(another, 1.0)
-    start.record(another, ANSWERED, 1.5)
+    answer(start, at=1.0, took=1 / 2)
     assert not start.quick  # two in eleven
 
 
@@ -456,37 +449,32 @@ def test_the_latest_answers_say_whether_the_answers_are_quick() -> None:
     now = 1.0
     late = int(KNOBS.late_answers * KNOBS.answer_sample) + 1
     for _ in range(late):
-        request = Sent(now)
-        start.sent(request, now)
-        start.record(request, ANSWERED, now + 1 / 2)
+        answer(start, at=now, took=1 / 2)
     assert not start.quick
     for _ in range(KNOBS.answer_sample - late):
-        request = Sent(now)
-        start.sent(request, now)
-        start.record(request, ANSWERED, now + 1 / 8)
+        answer(start, at=now, took=1 / 8)
     assert not start.quick  # the late ones still more than one in ten of the latest
-    request = Sent(now)
-    start.sent(request, now)
-    start.record(request, ANSWERED, now + 1 / 8)
+    answer(start, at=now, took=1 / 8)
     assert start.quick
 
 
 def test_a_late_answer_is_judged_against_the_horizon_as_it_grows() -> None:
     # A slow 429 widens the horizon: an answer late for the first one is quick for the new one.
     start = SlowStart(max_window=4000)
-    first = [Sent(0.0) for _ in range(KNOBS.start_window)]
-    for request in first:
-        start.sent(request, 0.0)
-    for request in first[2:]:
-        start.record(request, ANSWERED, 1 / 8)
-    for request in first[:2]:
-        start.record(request, ANSWERED, 1 / 2)  # late for the first horizon
+    first_window(start, [1 / 8] * (KNOBS.start_window - 2) + [1 / 2] * 2)  # two late for it
     assert not start.quick
     refused = Sent(1.0)
     start.sent(refused, 1.0)
     start.record(refused, Outcome("throttled"), 1.25)  # a 429 in 1/4 s: a horizon of 1/2 s
     assert start.horizon == 2 * (1 / 4)
     assert start.quick  # 1/2 s is within 1.25 of those horizons
+
+
+def answer(start: SlowStart, *, at: float, took: float) -> None:
+    """One request sent at `at`, answered `took` later."""
+    request = Sent(at)
+    start.sent(request, at)
+    start.record(request, ANSWERED, at + took)
 
 
 def first_window(start: SlowStart, took: list[float]) -> None:
@@ -512,13 +500,9 @@ def test_a_late_answer_leaving_the_sample_no_longer_counts() -> None:
     start = SlowStart(max_window=4000)
     first_window(start, [bound] * allowed + [1 / 8] * (KNOBS.start_window - allowed))
     for _ in range(KNOBS.answer_sample - KNOBS.start_window):  # the sample full, quick
-        request = Sent(1.0)
-        start.sent(request, 1.0)
-        start.record(request, ANSWERED, 1.0 + 1 / 8)
+        answer(start, at=1.0, took=1 / 8)
     assert start.quick
-    request = Sent(2.0)
-    start.sent(request, 2.0)
-    start.record(request, ANSWERED, 2.0 + bound)  # one more late; the oldest, late, leaves
+    answer(start, at=2.0, took=bound)  # one more late; the oldest, late, leaves
     assert start.quick
 
 
