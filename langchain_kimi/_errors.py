@@ -227,6 +227,12 @@ def _class_for_status(
     return KimiInvalidRequestError
 
 
+def class_for_status(status: int) -> type[KimiError]:
+    """The error class of a refusal known by its status alone, with no body to read: a 429 is
+    a rate limit (only a body says a quota is spent), a 503 or 529 an API error."""
+    return _class_for_status(status, "")
+
+
 _Fields = tuple[str | None, str | None, str | None, str | None]
 """(message, type, request_id, code) of an error body."""
 

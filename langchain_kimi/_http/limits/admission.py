@@ -39,7 +39,7 @@ import threading
 from collections.abc import Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
 
-from langchain_kimi._errors import KimiAPIError, KimiError, KimiRateLimitError, KimiTimeoutError
+from langchain_kimi._errors import KimiError, KimiTimeoutError, class_for_status
 from langchain_kimi._http.limits.controller import Controller, Paced, Unpaced
 from langchain_kimi._http.limits.knobs import KNOBS
 from langchain_kimi._http.limits.outcome import Outcome, outcome_of
@@ -471,8 +471,7 @@ class AdmittedCall:
         if starved is not None:
             seconds, statuses = starved  # a starved pool was refused at least once
             latest = statuses[-1]
-            # The latest refusal's class: a 429's rate limit, an overload's API error.
-            error = KimiRateLimitError if latest == 429 else KimiAPIError
+            error = class_for_status(latest)  # the latest refusal's: a 429's, or an overload's
             named = " and ".join(str(status) for status in sorted(statuses))
             return error(
                 f"the gateway has answered every request of this pool with {named} for "

@@ -305,6 +305,15 @@ A_BATCHS_LAST_CALLS_ON_TOKENS_PER_MINUTE = {
 # `serving_span`, each spent its retries on three more 529s after 10-20 lost turns (on main
 # e09e4ac: 1-3 calls lost over seeds 0-3 on each; `tests.support.random_gateways` draws 10,234,
 # 11,884 and 13,392). Such an overload now starves the pool as a 429 does (`starved.py`).
+LONG_529_OVERLOAD = Overload(share=0.7, until=30.0, status=529)
+SIXTEEN_PROCESSES_IN_IT = {
+    "retry_after": "negative",
+    "calls": 128,
+    "concurrency": 64,
+    "processes": 16,
+    "refusal": (0.2, 0.6),
+    "overload": LONG_529_OVERLOAD,
+}
 STRAGGLERS_OF_A_LONG_OVERLOAD = {
     "4 processes on 20/s, 64 calls at a time, 70 % 529 with Retry-After: 1 for 30 s": Profile(
         20,
@@ -313,29 +322,13 @@ STRAGGLERS_OF_A_LONG_OVERLOAD = {
         calls=100,
         concurrency=64,
         processes=4,
-        overload=Overload(share=0.7, until=30.0, status=529),
+        overload=LONG_529_OVERLOAD,
     ),
     "16 processes on 3/s, 0.8-4 s answers, 70 % 529 with Retry-After: 1 for 30 s": Profile(
-        3,
-        burst=0.5,
-        latency=(0.8, 4.0),
-        retry_after="negative",
-        calls=128,
-        concurrency=64,
-        processes=16,
-        refusal=(0.2, 0.6),
-        overload=Overload(share=0.7, until=30.0, status=529),
+        3, burst=0.5, latency=(0.8, 4.0), **SIXTEEN_PROCESSES_IN_IT
     ),
     "16 processes on 100/s, 4 s burst, 70 % 529 with Retry-After: 1 for 30 s": Profile(
-        100,
-        burst=4,
-        latency=(0.2, 1.0),
-        retry_after="negative",
-        calls=128,
-        concurrency=64,
-        processes=16,
-        refusal=(0.2, 0.6),
-        overload=Overload(share=0.7, until=30.0, status=529),
+        100, burst=4, latency=(0.2, 1.0), **SIXTEEN_PROCESSES_IN_IT
     ),
 }
 
