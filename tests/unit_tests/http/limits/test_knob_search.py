@@ -1,0 +1,59 @@
+"""How `tests/support/knob_search.py` ranks a setting of the rate knobs (docs/benchmarks.md, "A
+joint search of the knobs"): the ranking alone, on made-up figures; no simulation is run."""
+
+from __future__ import annotations
+
+import random
+
+from langchain_kimi._http.limits.knobs import KNOBS
+from tests.support.knob_search import SPACE, Candidate, mutate, rank, regression, shipped_values
+
+SHIPPED = Candidate(
+    {}, {"met": (1.10, 1.05, 0), "missed": (1.40, 1.20, 0), "close": (1.16, 1.10, 0)}
+)
+
+
+def _with(**figures: tuple[float, float, int]) -> Candidate:
+    return Candidate({}, {**SHIPPED.figures, **figures})
+
+
+def test_a_setting_that_meets_more_but_costs_a_missed_profile_ranks_below_the_shipped() -> None:
+    # "close" now met, but "missed" 0.05x slower: more met, yet a regression beyond 0.02.
+    traded = _with(close=(1.14, 1.10, 0), missed=(1.45, 1.20, 0))
+    assert traded.met == SHIPPED.met + 1
+    assert regression(traded, SHIPPED, tolerance=0.02) > 0
+    assert rank(traded, SHIPPED, tolerance=0.02) < rank(SHIPPED, SHIPPED, tolerance=0.02)
+    # Unconstrained, the count decides.
+    assert rank(traded, SHIPPED, tolerance=None) > rank(SHIPPED, SHIPPED, tolerance=None)
+
+
+def test_a_regression_within_the_tolerance_or_on_a_met_profile_counts_nothing() -> None:
+    slight = _with(missed=(1.415, 1.21, 0), met=(1.15, 1.15, 0))
+    assert regression(slight, SHIPPED, tolerance=0.02) == 0.0
+    # A figure within its target is compared from the target up: requests 1.10 -> 1.18 is
+    # 0.03 past 1.15, more than the tolerance; 1.10 -> 1.165 is not.
+    assert regression(_with(close=(1.16, 1.18, 0)), SHIPPED, tolerance=0.02) > 0
+    assert regression(_with(close=(1.16, 1.165, 0)), SHIPPED, tolerance=0.02) == 0.0
+
+
+def test_a_lost_call_ranks_below_everything_without_one() -> None:
+    lossy = _with(close=(1.0, 1.0, 0), missed=(1.0, 1.0, 1))
+    assert rank(lossy, SHIPPED, tolerance=None) < rank(SHIPPED, SHIPPED, tolerance=None)
+
+
+def test_less_excess_breaks_a_tie_in_profiles_met() -> None:
+    closer = _with(missed=(1.30, 1.20, 0))
+    assert closer.met == SHIPPED.met
+    assert rank(closer, SHIPPED, tolerance=0.02) > rank(SHIPPED, SHIPPED, tolerance=0.02)
+
+
+def test_a_mutation_stays_within_the_bounds_and_keeps_integer_knobs_whole() -> None:
+    draw = random.Random(0)
+    values = shipped_values()
+    for _ in range(200):
+        values = mutate(values, 1.0, draw)
+        for name, value in values.items():
+            low, high = SPACE[name]
+            assert low <= value <= high
+            if isinstance(getattr(KNOBS, name), int):
+                assert value == int(value)
