@@ -3,7 +3,9 @@ joint search of the knobs"): the ranking alone, on made-up figures; no simulatio
 
 from __future__ import annotations
 
+import math
 import random
+import statistics
 
 from langchain_kimi._http.limits.knobs import KNOBS
 from tests.support.knob_search import SPACE, Candidate, mutate, rank, regression, shipped_values
@@ -57,3 +59,41 @@ def test_a_mutation_stays_within_the_bounds_and_keeps_integer_knobs_whole() -> N
             assert low <= value <= high
             if isinstance(getattr(KNOBS, name), int):
                 assert value == int(value)
+
+
+def test_a_profile_exactly_at_the_targets_meets_them() -> None:
+    assert _with(close=(1.15, 1.15, 0)).met == SHIPPED.met + 1
+
+
+def test_the_regressions_of_several_profiles_add_up() -> None:
+    one = _with(missed=(1.45, 1.20, 0))
+    two = _with(missed=(1.45, 1.20, 0), close=(1.16, 1.20, 0))
+    assert regression(two, SHIPPED, 0.0) > regression(one, SHIPPED, 0.0) > 0
+
+
+def test_a_mutation_moves_one_to_five_knobs() -> None:
+    draw = random.Random(1)
+    shipped = shipped_values()
+    moved = {
+        sum(value != shipped[name] for name, value in mutate(shipped, 1.0, draw).items())
+        for _ in range(500)
+    }
+    assert min(moved) == 1
+    assert max(moved) == 5
+
+
+def test_a_mutation_is_a_factor_around_one_as_wide_as_the_step() -> None:
+    # Log-normal: log(new / old) is a normal draw of mean 0 and width `step`, rounded to 4
+    # decimals (the knobs the docs can state).
+    draw = random.Random(2)
+    shipped = shipped_values()
+    logs = []
+    for _ in range(2000):
+        for name, value in mutate(shipped, 0.1, draw).items():
+            if value != shipped[name] and not isinstance(getattr(KNOBS, name), int):
+                low, high = SPACE[name]
+                if low < value < high:
+                    logs.append(math.log(value / shipped[name]))
+                assert round(value, 4) == value
+    assert abs(statistics.mean(logs)) < 0.01
+    assert 0.09 < statistics.stdev(logs) < 0.11
