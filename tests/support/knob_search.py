@@ -5,8 +5,9 @@
 
 `knob_sweep` moves one knob at a time; this moves several together. A (1+2) evolution strategy,
 two candidates a round (one per core): each changes one to five of the searched knobs by a
-log-normal factor, within bounds, and is run on every catalogued profile, seeds 0-3, judged as
-`test_rate_profiles` judges them (the worst seed). A candidate replaces the current setting when
+log-normal factor, within bounds, and is run on every catalogued profile, seeds 0-3 (`SEEDS`:
+a quarter of the 16 the targets are judged on, for speed; check a find on the others), the
+worst seed counting. A candidate replaces the current setting when
 it ranks higher: first no call lost; then, unless `--unconstrained`, no profile that misses a
 target worse than on the shipped knobs by more than `--tolerance` on either figure; then more
 profiles within both targets; then less excess over them, summed. The step widens 1.5x after a

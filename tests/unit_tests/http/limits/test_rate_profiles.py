@@ -3,14 +3,15 @@
 `tests.support.pool_simulation` drives the real `Admission` (queue, slow start, pacer, free
 re-queue rule) and `RetryPlan` of each simulated client process against one gateway (a token
 bucket, or a concurrency limit, tokens per minute, a sliding or fixed window, a limit that moves,
-random 503 / 529 overloads, slow refusals: the controller is never told which), four seeds per
-profile (answer times are drawn at random), with an event loop's batching (no response is read
-while granted requests are being written). The profiles are `tests.support.rate_catalog`'s.
+random 503 / 529 overloads, slow refusals: the controller is never told which), with an event
+loop's batching (no response is read while granted requests are being written). Answer times are
+drawn at random: the targets are judged on 16 seeds per profile (`TARGET_SEEDS`), most other
+tests run 4 (`SEEDS`). The profiles are `tests.support.rate_catalog`'s.
 
 Every profile must lose no call and meet the issue's targets (wall <= 1.15 x ideal, <= 1.15
-requests per answer, worst of the seeds). A profile that misses one is listed in `MISSES` with
-its honest current worst figure (rounded up to the hundredth), and docs/benchmarks.md states the
-miss; a bound there is today's figure, not a margin of its own. The loopback benchmark
+requests per answer, worst of the 16 seeds). A profile that misses one is listed in `MISSES`
+with its honest current worst figure (rounded up to the hundredth), and docs/benchmarks.md
+states the miss; a bound there is today's figure, not a margin of its own. The loopback benchmark
 (`benchmarks/rates.py`) measures the same shapes with real time and real clients.
 """
 
@@ -25,48 +26,53 @@ import pytest
 from langchain_kimi._http.limits.knobs import KNOBS
 from tests.support import random_gateways, rate_bounds, shared_limit_grid, small_shares_grid
 from tests.support.pool_simulation import Overload, Profile, run
-from tests.support.rate_catalog import ALL, SEEDS
+from tests.support.rate_catalog import ALL, SEEDS, TARGET_SEEDS
 
 TARGET = 1.15
 
 MISSES = {
-    # name: (worst wall / ideal, worst requests per answer) as measured, where one misses
-    "50/s, 4 s burst, 100-500 ms": (1.17, 1.15),
+    # name: (worst wall / ideal, worst requests per answer) of the 16 seeds, where one misses
+    "50/s, 1 s burst, 0.8-2.5 s answers": (1.17, 1.15),
+    "50/s, 0.2 s burst, 50-400 ms": (1.18, 1.15),
+    "50/s, 4 s burst, 100-500 ms": (1.23, 1.15),
     "8/s, 0.2-1 s answers": (1.15, 1.24),
-    "5/s, 0.2-1 s answers": (1.15, 1.42),
+    "5/s, 0.2-1 s answers": (1.15, 1.45),
+    "120/s, 0.1 s burst, 20-80 ms, no Retry-After": (1.15, 1.18),
+    "50/s, 429s taking 50-200 ms": (1.17, 1.15),
     "20/s, 30-90 s answers, 2,000 concurrent": (1.19, 1.15),
     "500/s, 1-2 s answers, 800 concurrent": (1.28, 1.15),
+    "50/s, 0.1-0.5 s, 2 processes": (1.21, 1.15),
     "50/s, 0.8-2.5 s, 4 processes": (1.32, 1.15),
-    "50/s, 0.1-0.5 s, 8 processes": (1.15, 1.25),
-    "50/s, 0.1-0.5 s, 16 processes": (1.15, 1.39),
-    "6/s, 0.1 s burst, 20-100 ms, 3 processes": (1.65, 2.05),
-    "concurrency limit 20, 0.1-0.5 s answers, 4 processes": (1.53, 1.19),
-    "concurrency limit 20, 0.8-2.5 s answers, 2 processes": (1.24, 1.3),
-    "1.2M tokens per minute, 5-15k-token prompts": (1.15, 1.56),
-    "50/s sliding-window log": (1.52, 1.25),
-    "50/s sliding-window log, 0.8-2.5 s answers": (1.46, 1.25),
-    "50/s fixed window per second": (1.43, 1.36),
-    "50/s fixed window, 0.8-2.5 s answers": (1.39, 1.38),
-    "20/s fixed window, Retry-After: 0": (1.39, 1.37),
-    "50/s fixed window, 4 processes": (1.38, 1.28),
+    "50/s, 0.1-0.5 s, 8 processes": (1.15, 1.27),
+    "50/s, 0.1-0.5 s, 16 processes": (1.15, 1.45),
+    "6/s, 0.1 s burst, 20-100 ms, 3 processes": (1.69, 2.07),
+    "concurrency limit 20, 0.1-0.5 s answers, 4 processes": (1.73, 1.21),
+    "concurrency limit 20, 0.8-2.5 s answers, 2 processes": (1.28, 1.36),
+    "1.2M tokens per minute, 5-15k-token prompts": (1.15, 1.6),
+    "50/s sliding-window log": (1.52, 1.26),
+    "50/s sliding-window log, 0.8-2.5 s answers": (1.52, 1.25),
+    "50/s fixed window per second": (1.45, 1.38),
+    "50/s fixed window, 0.8-2.5 s answers": (1.44, 1.39),
+    "20/s fixed window, Retry-After: 0": (1.39, 1.48),
+    "50/s fixed window, 4 processes": (1.38, 1.32),
     "50/s falling to 10/s at 2 s": (1.15, 1.19),
-    "100/s falling to 10/s at 2 s": (1.16, 1.16),
-    "10/s rising to 50/s at 3 s": (1.15, 1.19),
+    "100/s falling to 10/s at 2 s": (1.2, 1.18),
+    "10/s rising to 50/s at 3 s": (1.15, 1.2),
     "20/s rising to 1,000/s at 3 s": (1.66, 1.15),
-    "50/s, 30 % 503 with Retry-After: 1 for 10 s": (1.15, 1.55),
-    "50/s, 30 % 529 overloaded_error with Retry-After: 1 for 10 s": (1.15, 1.55),
-    "50/s, 30 % 503 without Retry-After for 10 s": (1.15, 1.6),
-    "50/s, 30 % 529 without Retry-After for 10 s": (1.15, 1.6),
+    "50/s, 30 % 503 with Retry-After: 1 for 10 s": (1.15, 1.75),
+    "50/s, 30 % 529 overloaded_error with Retry-After: 1 for 10 s": (1.15, 1.75),
+    "50/s, 30 % 503 without Retry-After for 10 s": (1.15, 1.7),
+    "50/s, 30 % 529 without Retry-After for 10 s": (1.15, 1.7),
     "50/s, 429s taking 2 s": (1.15, 1.5),
-    "50/s, 429s taking 0.2-0.4 s": (1.15, 1.82),
-    "80/s, 0.1 s burst, 429s taking 30-80 ms, 3 processes": (1.89, 1.25),
+    "50/s, 429s taking 0.2-0.4 s": (1.17, 1.82),
+    "80/s, 0.1 s burst, 429s taking 30-80 ms, 3 processes": (1.97, 1.25),
 }
 
 
 @pytest.mark.parametrize("name", list(ALL))
 def test_every_gateway_shape_loses_no_call_and_meets_the_targets(name: str) -> None:
     wall_bound, requests_bound = MISSES.get(name, (TARGET, TARGET))
-    results = [run(ALL[name], seed) for seed in SEEDS]
+    results = [run(ALL[name], seed) for seed in TARGET_SEEDS]
     assert [r.errors for r in results] == [[]] * len(results)
     assert max(r.wall_over_ideal for r in results) <= wall_bound
     assert max(r.requests_per_answer for r in results) <= requests_bound
