@@ -27,17 +27,15 @@ import json
 import math
 import random
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from multiprocessing import Pool
-from typing import Any
 
 from langchain_kimi._http.limits import knobs as knobs_module
-from tests.support.knob_sweep import knob_set
+from tests.support.knob_sweep import knobs_set
 from tests.support.pool_simulation import run
+from tests.support.rate_bounds import TARGET
 from tests.support.rate_catalog import ALL, SEEDS
-
-TARGET = 1.15
 
 SPACE: dict[str, tuple[float, float]] = {  # name: (lowest, highest) a candidate may take
     "step": (0.1, 1.0),
@@ -133,16 +131,6 @@ def mutate(values: Mapping[str, float], step: float, draw: random.Random) -> dic
     return moved
 
 
-@contextlib.contextmanager
-def knobs_set(values: Mapping[str, float]) -> Iterator[None]:
-    """The shipped table with every knob of `values` changed, for the duration."""
-    with contextlib.ExitStack() as stack:
-        for name, value in values.items():
-            kind = type(getattr(knobs_module.KNOBS, name))
-            stack.enter_context(knob_set(name, kind(value)))
-        yield
-
-
 def evaluate(values: dict[str, float]) -> Candidate:
     """Every catalogued profile, seeds 0-3, on the knobs `values`."""
     figures: dict[str, Figures] = {}
@@ -199,7 +187,7 @@ def main(argv: list[str] | None = None) -> None:
     changed = {name: value for name, value in best.values.items() if value != shipped.values[name]}
     print(json.dumps(changed))
     for name, figures in best.figures.items():
-        before: Any = shipped.figures[name]
+        before = shipped.figures[name]
         if figures != before:
             print(f"{name}: {before[0]:.2f}, {before[1]:.2f} -> {figures[0]:.2f}, {figures[1]:.2f}")
 

@@ -64,6 +64,17 @@ def knob_set(name: str, value: float) -> Iterator[None]:
         slow_start.SlowStart.__init__.__defaults__ = default
 
 
+@contextlib.contextmanager
+def knobs_set(values: Mapping[str, float]) -> Iterator[None]:
+    """The shipped table with every knob of `values` changed (to its own type), for the
+    duration."""
+    with contextlib.ExitStack() as stack:
+        for name, value in values.items():
+            kind = type(getattr(knobs_module.KNOBS, name))
+            stack.enter_context(knob_set(name, kind(value)))
+        yield
+
+
 def varied(value: float, factor: float) -> float:
     if isinstance(value, int):
         return max(1, round(value * factor))
@@ -95,7 +106,7 @@ def sweep(names: list[str]) -> dict[str, Any]:
     report: dict[str, Any] = {"base": base, "knobs": {}}
     for name in names:
         value = getattr(knobs_module.KNOBS, name)
-        entry = {}
+        entry: dict[str, dict[str, Any]] = {}
         for label, factor in (("halved", 0.5), ("doubled", 2.0)):
             new = varied(value, factor)
             with knob_set(name, new):
@@ -160,11 +171,8 @@ def main(argv: list[str]) -> None:
             print(table(json.load(saved)), end="")
         return
     if args.mode == "figures":
-        with contextlib.ExitStack() as stack:
-            for assignment in args.set:
-                name, value = assignment.split("=")
-                kind = type(getattr(knobs_module.KNOBS, name))
-                stack.enter_context(knob_set(name, kind(float(value))))
+        assignments = dict(assignment.split("=") for assignment in args.set)
+        with knobs_set({name: float(value) for name, value in assignments.items()}):
             report: Any = all_figures()
         for name, row in report.items():
             print(

@@ -369,13 +369,8 @@ def test_a_paced_pool_whose_429s_say_when_the_gateway_reopens_holds_its_pace_unt
 
 
 def answer_first_window(start: SlowStart | Paced, took: float) -> None:
-    """The pool's first KNOBS.start_window requests, sent at 0, all answered `took` later (their
-    slots given back)."""
-    for _ in range(KNOBS.start_window):
-        request = Sent(0.0)
-        start.sent(request, 0.0)
-        start.record(request, ANSWERED, took)
-        start.record(request, None, took)
+    """The pool's first KNOBS.start_window requests, sent at 0, all answered `took` later."""
+    first_window(start, [took] * KNOBS.start_window)
 
 
 def test_where_every_answer_beats_the_horizon_age_proves_nothing_and_the_window_bounds() -> None:
@@ -477,14 +472,16 @@ def answer(start: SlowStart, *, at: float, took: float) -> None:
     start.record(request, ANSWERED, at + took)
 
 
-def first_window(start: SlowStart, took: list[float]) -> None:
-    """The first KNOBS.start_window requests, sent at 0, answered after `took` in that order."""
+def first_window(start: SlowStart | Paced, took: list[float]) -> None:
+    """The first KNOBS.start_window requests, sent at 0, answered after `took` in that order
+    (their slots given back)."""
     assert len(took) == KNOBS.start_window
     first = [Sent(0.0) for _ in took]
     for request in first:
         start.sent(request, 0.0)
     for request, seconds in zip(first, took, strict=True):
         start.record(request, ANSWERED, seconds)
+        start.record(request, None, seconds)
 
 
 def test_an_answer_exactly_at_the_bound_is_late() -> None:
