@@ -100,6 +100,23 @@ def test_an_ended_request_proves_nothing() -> None:
     assert not start.admitted_recently(0.0)
 
 
+def test_a_request_that_ended_otherwise_leaves_the_unproven() -> None:
+    # As the controller reports it: an outcome that is neither an answer nor a 429 (a 500).
+    start = SlowStart(max_window=4000)
+    request = Sent(0.0)
+    start.sent(request, 0.0)
+    start.record(request, Outcome("other"), 0.1)
+    assert start.unproven == 0
+
+
+def test_a_request_is_proven_by_age_a_horizon_after_its_own_send() -> None:
+    # Far from 0 (a pool in its hundredth second): the age is the time since the send.
+    start = SlowStart(max_window=4000)
+    send(start, 100.0)
+    assert not start.admitted_recently(100.0 + KNOBS.first_horizon - 1 / 64)
+    assert start.admitted_recently(100.0 + KNOBS.first_horizon)
+
+
 def test_starting_and_serving_each_follow_their_own_knob(monkeypatch: pytest.MonkeyPatch) -> None:
     # One knob (`serving_span`) once said both how long a pool starts and how long an
     # admission serves it.
