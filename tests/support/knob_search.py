@@ -1,13 +1,13 @@
 """A joint search of the rate knobs on the simulated catalogue: does any setting meet more profiles?
 
-    python -m tests.support.knob_search [--seconds N] [--seed N] [--tolerance T]
+    python -m tests.support.knob_search [--seconds N] [--seed N] [--seeds N] [--tolerance T]
                                         [--unconstrained] [--log PATH]
 
 `knob_sweep` moves one knob at a time; this moves several together. A (1+2) evolution strategy,
 two candidates a round (one per core): each changes one to five of the searched knobs by a
 log-normal factor, within bounds, and is run on every catalogued profile, seeds 0-3 (`SEEDS`:
-a quarter of the 16 the targets are judged on, for speed; check a find on the others), the
-worst seed counting. A candidate replaces the current setting when
+a quarter of the 16 the targets are judged on, for speed; check a find on the others), or
+seeds 0 to `--seeds` - 1, the worst seed counting. A candidate replaces the current setting when
 it ranks higher: first no call lost; then, unless `--unconstrained`, no profile that misses a
 target worse than on the shipped knobs by more than `--tolerance` on either figure; then more
 profiles within both targets; then less excess over them, summed. The step widens 1.5x after a
@@ -16,7 +16,7 @@ success and narrows 0.95x otherwise. Each candidate's figures go to `--log` (JSO
 Searched: the numbers of the slow start, the pacer, the in-flight cap and the pool's growth. Left
 out: what the docs promise a caller (retries, backoff, patience, the spans, idle, the starved
 probes, a held window's wait) and the bounds that only keep figures finite (`min_rate`,
-`min_horizon`). Simulated time only: CPU-bound, about 3 s a candidate on two cores.
+`min_horizon`). Simulated time only: CPU-bound, about 3 s a candidate on two cores (4 seeds; 12 s with 16).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ import json
 import math
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from multiprocessing import Pool
 
 from langchain_kimi._http.limits import knobs as knobs_module
@@ -131,12 +132,12 @@ def mutate(values: Mapping[str, float], step: float, draw: random.Random) -> dic
     return moved
 
 
-def evaluate(values: dict[str, float]) -> Candidate:
-    """Every catalogued profile, seeds 0-3, on the knobs `values`."""
+def evaluate(values: dict[str, float], seeds: Sequence[int] = SEEDS) -> Candidate:
+    """Every catalogued profile, `seeds` (0-3 unless told), on the knobs `values`."""
     figures: dict[str, Figures] = {}
     with knobs_set(values):
         for name, profile in ALL.items():
-            results = [run(profile, seed) for seed in SEEDS]
+            results = [run(profile, seed) for seed in seeds]
             figures[name] = (
                 round(max(r.wall_over_ideal for r in results), 3),
                 round(max(r.requests_per_answer for r in results), 3),
@@ -150,17 +151,22 @@ def shipped_values() -> dict[str, float]:
 
 
 def search(
-    seconds: float, seed: int, tolerance: float | None, log: str | None
+    seconds: float,
+    seed: int,
+    tolerance: float | None,
+    log: str | None,
+    seeds: Sequence[int] = SEEDS,
 ) -> tuple[Candidate, Candidate, int]:
-    """(shipped, best found, candidates tried) after `seconds` of search."""
+    """(shipped, best found, candidates tried) after `seconds` of search, judged on `seeds`."""
     draw = random.Random(seed)
+    judge = partial(evaluate, seeds=seeds)
     with Pool(2) as pool, contextlib.ExitStack() as stack:
         out = stack.enter_context(open(log, "a")) if log else None
-        shipped = pool.apply(evaluate, (shipped_values(),))
+        shipped = pool.apply(judge, (shipped_values(),))
         current, step, tried, start = shipped, 0.3, 0, time.monotonic()
         while time.monotonic() - start < seconds:
             candidates = [mutate(current.values, step, draw) for _ in range(2)]
-            for found in pool.map(evaluate, candidates):
+            for found in pool.map(judge, candidates):
                 tried += 1
                 if out is not None:
                     out.write(json.dumps({"values": found.values, "figures": found.figures}))
@@ -177,12 +183,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=1800.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, default=len(SEEDS), help="judge on seeds 0 to N-1")
     parser.add_argument("--tolerance", type=float, default=0.02)
     parser.add_argument("--unconstrained", action="store_true")
     parser.add_argument("--log")
     args = parser.parse_args(argv)
     tolerance = None if args.unconstrained else args.tolerance
-    shipped, best, tried = search(args.seconds, args.seed, tolerance, args.log)
+    seeds = range(args.seeds)
+    shipped, best, tried = search(args.seconds, args.seed, tolerance, args.log, seeds)
     print(f"{tried} candidates; shipped {shipped.met} met, best {best.met} met")
     changed = {name: value for name, value in best.values.items() if value != shipped.values[name]}
     print(json.dumps(changed))

@@ -1,5 +1,6 @@
 """How `tests/support/knob_search.py` ranks a setting of the rate knobs (docs/benchmarks.md, "A
-joint search of the knobs"): the ranking alone, on made-up figures; no simulation is run."""
+joint search of the knobs"): the ranking, on made-up figures, and the seeds a candidate is judged
+on, on one small simulated profile."""
 
 from __future__ import annotations
 
@@ -7,8 +8,12 @@ import math
 import random
 import statistics
 
+import pytest
+
 from langchain_kimi._http.limits.knobs import KNOBS
+from tests.support import knob_search
 from tests.support.knob_search import SPACE, Candidate, mutate, rank, regression, shipped_values
+from tests.support.pool_simulation import Profile, run
 
 SHIPPED = Candidate(
     {}, {"met": (1.10, 1.05, 0), "missed": (1.40, 1.20, 0), "close": (1.16, 1.10, 0)}
@@ -97,3 +102,21 @@ def test_a_mutation_is_a_factor_around_one_as_wide_as_the_step() -> None:
                 assert round(value, 4) == value
     assert abs(statistics.mean(logs)) < 0.01
     assert 0.09 < statistics.stdev(logs) < 0.11
+
+
+def test_a_candidate_is_judged_by_its_worst_of_the_seeds_it_is_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The one test here that runs the simulation: one small profile, three seeds.
+    profile = Profile(20, burst=0.2, calls=60, concurrency=60)
+    monkeypatch.setattr(knob_search, "ALL", {"small": profile})
+    per_seed = [run(profile, seed) for seed in range(3)]
+    walls = [r.wall_over_ideal for r in per_seed]
+    assert len(set(walls)) == 3  # the seeds differ, or the worst of them proves nothing
+
+    for seed, result in enumerate(per_seed):
+        alone = knob_search.evaluate(shipped_values(), seeds=[seed]).figures["small"]
+        assert alone == (round(result.wall_over_ideal, 3), round(result.requests_per_answer, 3), 0)
+    judged = knob_search.evaluate(shipped_values(), seeds=range(3)).figures["small"]
+    worst_requests = max(r.requests_per_answer for r in per_seed)
+    assert judged == (round(max(walls), 3), round(worst_requests, 3), 0)
