@@ -33,8 +33,8 @@ from functools import partial
 from multiprocessing import Pool
 
 from langchain_kimi._http.limits import knobs as knobs_module
+from tests.support import knob_sweep
 from tests.support.knob_sweep import knobs_set
-from tests.support.pool_simulation import run
 from tests.support.rate_bounds import TARGET
 from tests.support.rate_catalog import ALL, SEEDS
 
@@ -134,16 +134,12 @@ def mutate(values: Mapping[str, float], step: float, draw: random.Random) -> dic
 
 def evaluate(values: dict[str, float], seeds: Sequence[int] = SEEDS) -> Candidate:
     """Every catalogued profile, `seeds` (0-3 unless told), on the knobs `values`."""
-    figures: dict[str, Figures] = {}
+    worst: dict[str, Figures] = {}
     with knobs_set(values):
         for name, profile in ALL.items():
-            results = [run(profile, seed) for seed in seeds]
-            figures[name] = (
-                round(max(r.wall_over_ideal for r in results), 3),
-                round(max(r.requests_per_answer for r in results), 3),
-                sum(r.failed for r in results),
-            )
-    return Candidate(values, figures)
+            seen = knob_sweep.figures(profile, seeds)
+            worst[name] = (seen["wall_max"], seen["requests_max"], int(seen["failed"]))
+    return Candidate(values, worst)
 
 
 def shipped_values() -> dict[str, float]:

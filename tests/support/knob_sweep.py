@@ -15,7 +15,7 @@ import dataclasses
 import json
 import statistics
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain_kimi._http.limits import knobs as knobs_module
@@ -26,7 +26,7 @@ from tests.support.rate_catalog import ALL, SEEDS
 Figures = dict[str, float]
 
 
-def figures(profile: Profile, seeds: range = SEEDS) -> Figures:
+def figures(profile: Profile, seeds: Sequence[int] = SEEDS) -> Figures:
     """Median and worst of the seeds: wall / ideal, requests per answer; failed calls summed."""
     results = [run(profile, seed) for seed in seeds]
     walls = [r.wall_over_ideal for r in results]
