@@ -11,14 +11,9 @@ reasoning model's minutes-long answer does. For each level `k` and each transpor
   (median of 5 batches of 40);
 - closes the `k` streams: client CPU per stream closed.
 
-Transports: `one pool` (one `httpx.AsyncHTTPTransport`, room for every stream: httpcore scans all
-its connections on each request and each close, so each costs more as `k` grows and the total is
-quadratic), `spread 2` (ChatKimi's: `spread.ASpread` of `CONNECTIONS_PER_POOL` = 2-connection
-pools), `spread 16` and `spread 200` (the same with pools of 16 and of 200 connections, the size
-before); the pools share one TLS context, as ChatKimi's do. Then `admission`: ChatKimi's queue in
-front of the pool (`limits.admission.Admission`) with `k` calls waiting for one slot: client CPU per
-hand-over (a release that grants the next call). CPU is `time.process_time()` of the client
-process only.
+The client is ChatKimi's: an `httpx.AsyncClient` with its limits (`pool/clients.py`: httpx's own
+pool, which scans its connections on each request and each close, so each costs more as `k`
+grows). CPU is `time.process_time()` of the client process only.
 """
 
 from __future__ import annotations
@@ -39,9 +34,7 @@ import httpx
 
 from benchmarks.run import ServerProcess
 from benchmarks.server import _response, _watch_stdin, serve_connection
-from langchain_kimi._http.limits.admission import Admission
-from langchain_kimi._http.pool.connections import CONNECTIONS_PER_POOL, _tls_context
-from langchain_kimi._http.pool.spread import ASpread
+from langchain_kimi._http.pool import clients
 
 HELD_HEAD = (
     b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
@@ -78,12 +71,9 @@ async def serve(max_seconds: float) -> None:
 
 
 TRANSPORTS: dict[str, Callable[[int], httpx.AsyncBaseTransport]] = {
-    "one pool": lambda k: httpx.AsyncHTTPTransport(
-        limits=httpx.Limits(max_connections=k + 1, max_keepalive_connections=k + 1)
+    "ChatKimi's client": lambda _: httpx.AsyncHTTPTransport(
+        limits=clients.LIMITS, verify=clients.tls_context()
     ),
-    f"spread {CONNECTIONS_PER_POOL}": lambda _: ASpread(CONNECTIONS_PER_POOL, _tls_context()),
-    "spread 16": lambda _: ASpread(16, _tls_context()),
-    "spread 200": lambda _: ASpread(200, _tls_context()),
 }
 
 
@@ -116,39 +106,14 @@ async def _held_streams(name: str, k: int, port: int) -> dict[str, Any]:
     }
 
 
-async def _admission_handovers(k: int) -> dict[str, Any]:
-    """`k` async calls queued behind one held slot; each, once granted, releases at once."""
-    gate = Admission(1, adaptive=True, clock=time.monotonic)
-    first = await gate.call(None).aenter(asyncio.sleep)
-
-    async def one() -> None:
-        permit = await gate.call(None).aenter(asyncio.sleep)
-        await asyncio.sleep(0)
-        permit.release()
-
-    started = time.process_time()
-    waiting = [asyncio.ensure_future(one()) for _ in range(k)]
-    while gate.queued < k:
-        await asyncio.sleep(0)
-    queued = time.process_time() - started
-    started = time.process_time()
-    first.release()
-    await asyncio.gather(*waiting)
-    handed = time.process_time() - started
-    return {"queue_us": round(queued / k * 1e6, 1), "handover_us": round(handed / k * 1e6, 1)}
-
-
 def run(levels: list[int], transports: list[str]) -> dict[str, Any]:
-    results: dict[str, Any] = {"load_average_1m": os.getloadavg()[0], "held": {}, "admission": {}}
+    results: dict[str, Any] = {"load_average_1m": os.getloadavg()[0], "held": {}}
     with ServerProcess(0, 3_600, module="benchmarks.connections", options=("serve",)) as server:
         for k in levels:
             for name in transports:
                 row = asyncio.run(_held_streams(name, k, server.port))
                 results["held"].setdefault(name, {})[str(k)] = row
                 _log(f"{k:>5} held, {name:10}: {row}")
-    for k in levels:
-        results["admission"][str(k)] = row = asyncio.run(_admission_handovers(k))
-        _log(f"{k:>5} queued in admission: {row}")
     return results
 
 

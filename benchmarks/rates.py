@@ -47,10 +47,27 @@ from benchmarks.limits import ideal_seconds
 from benchmarks.measure import PROMPT
 from benchmarks.replies import MODEL
 from benchmarks.run import ServerProcess, _read_line, stop
-from benchmarks.scale import CHAT_ANTHROPIC, CHAT_OPENAI, KIMI_DEFAULT, ROOT, build_default
+from benchmarks.scale import (
+    CAREFUL_ANTHROPIC,
+    CAREFUL_OPENAI,
+    CHAT_ANTHROPIC,
+    CHAT_OPENAI,
+    KIMI_DEFAULT,
+    ROOT,
+    build_careful,
+    build_default,
+)
 
 KIMI_MESSAGES = "ChatKimi (Messages)"
-CLIENTS = (KIMI_DEFAULT, KIMI_MESSAGES, CHAT_ANTHROPIC, CHAT_OPENAI)
+CLIENTS = (
+    KIMI_DEFAULT,
+    KIMI_MESSAGES,
+    CHAT_ANTHROPIC,
+    CHAT_OPENAI,
+    CAREFUL_ANTHROPIC,
+    CAREFUL_OPENAI,
+)
+CAREFUL = (CAREFUL_ANTHROPIC, CAREFUL_OPENAI)
 READY_TIMEOUT = 60.0
 
 
@@ -78,6 +95,16 @@ class Cell:
     @property
     def limited(self) -> bool:
         return bool(self.rate) or self.limit != "bucket"
+
+    @property
+    def admitted_rate(self) -> float:
+        """The requests/s the gateway admits, as a careful user would set a rate limiter: the
+        rate; a concurrency limit over the mean answer; tokens per minute over the mean prompt."""
+        if self.limit == "concurrency":
+            return self.concurrency_limit / (sum(self.answer) / 2)
+        if self.limit == "tokens":
+            return self.tokens_per_minute / 60 / (sum(self.prompt_tokens) / 2)
+        return self.rate or 1000.0
 
     @property
     def ideal(self) -> float:
@@ -291,9 +318,9 @@ MATRIX_NAMES = (  # issue 29's matrix, in the order it runs (a run cut short kee
 THROUGHPUT = (100, 500, 2000)
 
 
-def _worker_command(name: str, port: int, calls: int, concurrency: int) -> list[str]:
+def _worker_command(name: str, port: int, calls: int, concurrency: int, rate: float) -> list[str]:
     module = [sys.executable, "-m", "benchmarks.rates", "worker"]
-    return [*module, name, str(port), str(calls), str(concurrency)]
+    return [*module, name, str(port), str(calls), str(concurrency), str(rate)]
 
 
 def _one_run(name: str, port: int, cell: Cell) -> dict[str, Any]:
@@ -302,7 +329,9 @@ def _one_run(name: str, port: int, cell: Cell) -> dict[str, Any]:
     share = cell.calls // cell.processes
     workers = [
         subprocess.Popen(
-            _worker_command(name, port, share, cell.concurrency),
+            _worker_command(
+                name, port, share, cell.concurrency, cell.admitted_rate / cell.processes
+            ),
             cwd=ROOT,
             env=env,
             stdin=subprocess.PIPE,
@@ -459,9 +488,15 @@ def clients_for(
     runs ChatKimi on Messages and ChatAnthropic only (ChatOpenAI does not speak it); `only`: of
     those, just the clients named."""
     if cell.overload is not None and cell.overload[2] == 529:
-        chosen = {KIMI_MESSAGES: runs, CHAT_ANTHROPIC: peer_runs}
+        chosen = {KIMI_MESSAGES: runs, CHAT_ANTHROPIC: peer_runs, CAREFUL_ANTHROPIC: peer_runs}
     else:
-        chosen = {KIMI_DEFAULT: runs, CHAT_ANTHROPIC: peer_runs, CHAT_OPENAI: peer_runs}
+        chosen = {
+            KIMI_DEFAULT: runs,
+            CHAT_ANTHROPIC: peer_runs,
+            CHAT_OPENAI: peer_runs,
+            CAREFUL_ANTHROPIC: peer_runs,
+            CAREFUL_OPENAI: peer_runs,
+        }
     return {name: count for name, count in chosen.items() if not only or name in only}
 
 
@@ -523,8 +558,13 @@ class _Failures(BaseCallbackHandler):
         self.unfinished -= 1
 
 
-async def _worker(name: str, port: int, calls: int, concurrency: int) -> dict[str, Any]:
-    if name == KIMI_MESSAGES:
+async def _worker(
+    name: str, port: int, calls: int, concurrency: int, rate: float
+) -> dict[str, Any]:
+    model: Any
+    if name in CAREFUL:
+        model = build_careful(name, port, rate, key="bench-rates")
+    elif name == KIMI_MESSAGES:
         from langchain_kimi import ChatKimi
 
         root = f"http://127.0.0.1:{port}"
@@ -553,6 +593,7 @@ def main(argv: list[str] | None = None) -> None:
     worker.add_argument("port", type=int)
     worker.add_argument("calls", type=int)
     worker.add_argument("concurrency", type=int)
+    worker.add_argument("rate", type=float, help="a careful peer's rate limiter, requests/s")
     parser.add_argument("--quick", action="store_true", help="eight cells, fewer runs")
     parser.add_argument(
         "--kinds", action="store_true", help="issue 29's other kinds of limit instead"
@@ -569,7 +610,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--name", default="rates", help="the results' file names")
     args = parser.parse_args(argv)
     if args.what == "worker":
-        outcome = asyncio.run(_worker(args.name, args.port, args.calls, args.concurrency))
+        outcome = asyncio.run(
+            _worker(args.name, args.port, args.calls, args.concurrency, args.rate)
+        )
         print(json.dumps(outcome), flush=True)
         return
     if args.matrix:

@@ -37,8 +37,29 @@ KIMI_DEFAULT = "ChatKimi"
 KIMI_NOT_ADAPTIVE = "ChatKimi (adaptive off)"
 CHAT_ANTHROPIC = "ChatAnthropic"
 CHAT_OPENAI = "ChatOpenAI"
+CAREFUL_ANTHROPIC = "ChatAnthropic, rate limiter"
+CAREFUL_OPENAI = "ChatOpenAI, rate limiter"
+CAREFUL_RETRIES = 6
+"""`max_retries` of a careful peer (its default is 2)."""
 GOODPUT_CLIENTS = (KIMI_DEFAULT, KIMI_NOT_ADAPTIVE, CHAT_ANTHROPIC, CHAT_OPENAI)
 STREAM_CLIENTS = (KIMI_DEFAULT, CHAT_ANTHROPIC, CHAT_OPENAI)
+
+
+def build_careful(name: str, port: int, rate: float, key: str = "bench") -> BaseChatModel:
+    """A peer as a careful user configures it: LangChain's own `InMemoryRateLimiter` at the
+    gateway's rate (`rate` requests/s, this process's share), `max_retries` raised."""
+    from langchain_core.rate_limiters import InMemoryRateLimiter
+
+    limiter = InMemoryRateLimiter(requests_per_second=rate, check_every_n_seconds=0.01)
+    careful = {"rate_limiter": limiter, "max_retries": CAREFUL_RETRIES, "api_key": key}
+    root = f"http://127.0.0.1:{port}"
+    if name == CAREFUL_ANTHROPIC:
+        from langchain_anthropic import ChatAnthropic
+
+        return ChatAnthropic.model_validate({"model": MODEL, "base_url": root, **careful})
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI.model_validate({"model": MODEL, "base_url": f"{root}/v1", **careful})
 
 
 def build_default(name: str, port: int, key: str = "bench") -> BaseChatModel:

@@ -6,7 +6,7 @@
 LangChain's), with type, default and the field's docstring; `<!-- table:errors -->` -> the exported
 error classes with the langchain-core classes they also are; `<!-- table:rate-knobs -->` -> every
 tunable number of the rate policy (`_http/limits/knobs.py`), and `{knob:NAME}` -> one knob's value
-with its unit (an unknown name fails the build).
+with its unit, `{default:FIELD}` -> a ChatKimi field's default (an unknown name fails the build).
 """
 
 from __future__ import annotations
@@ -255,8 +255,8 @@ def errors_table() -> str:
 
 
 def rate_knobs_table() -> str:
-    rows = ["| knob | value | unit | part | meaning |", "|---|---:|---|---|---|"]
-    rows += [f"| `{n}` | {v} | {u} | {p} | {_cell(m)} |" for n, v, u, p, m in knobs.rows()]
+    rows = ["| knob | value | unit | meaning |", "|---|---:|---|---|"]
+    rows += [f"| `{n}` | {v} | {u} | {_cell(m)} |" for n, v, u, m in knobs.rows()]
     return "\n".join(rows)
 
 
@@ -277,6 +277,26 @@ def render_knobs(markdown: str) -> str:
     return KNOB_REFERENCE.sub(lambda match: knob_text(match.group(1)), markdown)
 
 
+DEFAULT_REFERENCE = re.compile(r"\{default:(\w+)\}")
+
+
+def default_text(name: str) -> str:
+    """A ChatKimi field's default as a page writes it: `2`, `300`, `True`."""
+    field = ChatKimi.model_fields.get(name)
+    if field is None or field.default_factory is not None:
+        raise ValueError(f"{{default:{name}}}: ChatKimi has no field {name!r} with a plain default")
+    value = field.default
+    return (
+        knobs.format_value(value)
+        if isinstance(value, int | float) and not isinstance(value, bool)
+        else str(value)
+    )
+
+
+def render_defaults(markdown: str) -> str:
+    return DEFAULT_REFERENCE.sub(lambda match: default_text(match.group(1)), markdown)
+
+
 _TABLES: dict[str, Callable[[], str]] = {
     "<!-- table:capabilities -->": capability_table,
     "<!-- table:tool-choice -->": tool_choice_table,
@@ -291,4 +311,4 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
     for marker, render in _TABLES.items():
         if marker in markdown:
             markdown = markdown.replace(marker, render())
-    return render_knobs(markdown)
+    return render_defaults(render_knobs(markdown))

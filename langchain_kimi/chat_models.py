@@ -38,6 +38,7 @@ from langchain_kimi._http.config import (
     DEFAULT_TIMEOUT,
     check_connection_settings,
     check_max_retries,
+    check_rate_limit_timeout,
 )
 from langchain_kimi._http.transport import Transport, TransportConfig
 from langchain_kimi._langchain import content_blocks
@@ -132,7 +133,14 @@ class ChatKimi(BaseChatModel):
     """Seconds or an `httpx.Timeout`; default 900 s read, 10 s connect. Per attempt: a gateway
     that sends no byte raises after (max_retries + 1) x timeout plus the waits (docs/errors.md)."""
     max_retries: int = 2
-    """Retries on 408/409/429/5xx, connection errors and timeouts (2 = up to 3 attempts)."""
+    """Retries of a failed attempt (a 5xx other than 503 and 529, 408, 409, a connection error, a
+    timeout): 2 = up to 3 attempts on each base URL. A refusal (a 429 that is not a spent quota, a
+    503, a 529) spends no retry: it waits, within `rate_limit_timeout`. So a call facing endless
+    429s ends with `KimiRateLimitError` once it has waited `rate_limit_timeout` seconds."""
+    rate_limit_timeout: float = 300.0
+    """Seconds a call may wait in all for the gateway's rate limit: for its turn among the key's
+    calls, and after each refusal (a 429 that is not a spent quota, a 503, a 529: `Retry-After`
+    honoured). Then the refusal is raised. `0`: a refusal is raised at once."""
     default_headers: dict[str, str] | None = None
     """Extra HTTP headers on every request (not `Authorization`; names must be valid header
     names and values free of CR, LF and other control characters, or construction fails).
@@ -151,10 +159,9 @@ class ChatKimi(BaseChatModel):
     streaming: bool = False
     """Stream internally even for `invoke` (LangChain's standard `streaming` flag)."""
     adaptive_concurrency: bool = True
-    """After the gateway answers 429, pace the sends of this model's connection pool at the rate
-    the gateway admitted (spreading the cool-down instead of releasing every waiting call when it
-    ends), following the replies afterwards. Inert until the first 429; `False` keeps only the
-    shared cool-down (every call on the pool waits out the 429's `Retry-After`)."""
+    """Pace the sends of each API key at the rate its gateway admits, learnt from its 429s and
+    shared by every model, thread and event loop using the key (docs/errors.md). `False`: no
+    pacing; a refused call still waits its `Retry-After` before it is sent again."""
     max_builtin_rounds: int = 8
     """Chat Completions web search: how many `$web_search` rounds one call may run."""
     allow_insecure_http: bool = False
@@ -199,6 +206,11 @@ class ChatKimi(BaseChatModel):
     @classmethod
     def _check_retries(cls, value: int) -> int:
         return check_max_retries(value)
+
+    @field_validator("rate_limit_timeout")
+    @classmethod
+    def _check_rate_limit_timeout(cls, value: float) -> float:
+        return check_rate_limit_timeout(value)
 
     @field_validator("max_builtin_rounds")
     @classmethod
@@ -333,6 +345,7 @@ class ChatKimi(BaseChatModel):
             self.api_key,
             self.timeout,
             self.max_retries,
+            self.rate_limit_timeout,
             dict(self.default_headers or {}),
             self.allow_insecure_http,
             self.adaptive_concurrency,
@@ -367,6 +380,7 @@ class ChatKimi(BaseChatModel):
             api_key=self.api_key,
             timeout=timeout,
             max_retries=self.max_retries,
+            rate_limit_timeout=self.rate_limit_timeout,
             default_headers=self._request_headers(),
             allow_insecure_http=self.allow_insecure_http,
             adaptive_concurrency=self.adaptive_concurrency,

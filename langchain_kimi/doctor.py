@@ -158,6 +158,7 @@ def smallest_call(
             reasoning_effort=effort,
             max_tokens=MAX_TOKENS,
             max_retries=0,
+            rate_limit_timeout=0,  # one probe: a refusal is reported, not waited out
             timeout=CALL_TIMEOUT,
         )
         return _timed_stream(chat, model, protocol)

@@ -1,6 +1,6 @@
 """An open event stream: its first event (streams are retried until it arrives), the events
 after it as (event name, data) pairs, and what happens to the rest of the body once the protocol's
-end event has been read (within the pool's bounds: `pool/drains.py`).
+end event has been read (within bounds: `drain.py`).
 
 The streams themselves are `_async/event_stream.py` and `_sync/event_stream.py` (generated from
 it by `tools/unasync.py`); this module holds what they share, and the one part that differs by
@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
-import logging
-import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +20,7 @@ import httpx
 
 from langchain_kimi._errors import KimiError
 from langchain_kimi._http.config import host
-from langchain_kimi._http.pool.drains import Drain, Drains
+from langchain_kimi._http.drain import DRAIN_EVENTS, DRAIN_SECONDS, drain_in_background
 from langchain_kimi._http.replies import (
     READ_FAILURES,
     ReadFailure,
@@ -31,8 +28,6 @@ from langchain_kimi._http.replies import (
     header_request_id,
 )
 from langchain_kimi._http.sse import Event
-
-logger = logging.getLogger("langchain_kimi")
 
 
 def wanted(sse: Event) -> bool:
@@ -76,74 +71,27 @@ class OpenStream:
 
 
 def drain_then_close(
-    response: httpx.Response,
-    events: Iterator[Event],
-    close: Callable[[], None],
-    drains: Drains,
-    release: Callable[[], None],
+    events: Iterator[Event], close: Callable[[], None], response: httpx.Response
 ) -> None:
     """Read the rest of the body (usually just the chunked-encoding terminator) so the connection
-    can be reused, `close`, then `release` the pool slot. A sync read cannot be bounded below the
-    read timeout, so this happens on a short-lived thread, within the pool's drain bounds; without
-    a place there the connection is closed at once."""
-    drain = drains.start(response)
-    if drain is None:
-        _closed_then(close, release)
-        return
-    try:
-        threading.Thread(
-            target=_drain,
-            args=(events, drain, close, release),
-            name="langchain-kimi-drain",
-            daemon=True,
-        ).start()
-    except BaseException:
-        drain.done()
-        _closed_then(close, release)
-        raise
-
-
-def _drain(
-    events: Iterator[Event], drain: Drain, close: Callable[[], None], release: Callable[[], None]
-) -> None:
-    try:
-        for _ in itertools.islice(events, _DRAIN_EVENTS):
-            pass
-    except Exception as exc:  # nobody is left to tell: the answer was already complete
-        logger.debug("ignored after the end of a stream: %s", type(exc).__name__)
-    finally:
-        drain.done()
-        _closed_then(close, release)
+    can be reused, then `close`: on a short-lived thread, within bounds (`drain.py`)."""
+    drain_in_background(response, events, close)
 
 
 async def adrain_then_close(
-    response: httpx.Response,  # noqa: ARG001 (the sync twin's drain needs it to shut its socket)
     events: AsyncIterator[Event],
     close: Callable[[], Awaitable[None]],
-    drains: Drains,
-    release: Callable[[], None],
+    response: httpx.Response,  # noqa: ARG001
 ) -> None:
-    """`drain_then_close`, inline: read the rest for at most the drain time; what it holds, a
-    late failure, or silence are ignored: the answer is complete."""
+    """`drain_then_close`, inline: read the rest for at most `DRAIN_SECONDS` and `DRAIN_EVENTS`
+    events; what it holds, a late failure, or silence are ignored: the answer is complete."""
     try:
         with contextlib.suppress(TimeoutError, *READ_FAILURES):
-            async with asyncio.timeout(drains.seconds):
+            async with asyncio.timeout(DRAIN_SECONDS):
+                count = 0
                 async for _ in events:
-                    pass
+                    count += 1
+                    if count >= DRAIN_EVENTS:
+                        break
     finally:
-        try:
-            await close()
-        finally:
-            release()
-
-
-def _closed_then(close: Callable[[], None], release: Callable[[], None]) -> None:
-    """Close, then give the pool slot back, whatever the close raised."""
-    try:
-        close()
-    finally:
-        release()
-
-
-_DRAIN_EVENTS = 16
-"""How many stray events a sync stream's background drain reads before giving the connection up."""
+        await close()

@@ -1,16 +1,14 @@
-"""What the sync and async halves of the transport share: the configuration, the pool (clients,
-admission), the request, and the reading of a finished attempt. The I/O loops themselves are in
-`_async/exchange.py`, from which `_sync/exchange.py` is generated (`tools/unasync.py`): the two
-halves cannot drift apart.
-
-Knows nothing about LangChain messages or the wire JSON beyond error bodies. The decisions (what is
-retried, how long to wait, when to use the fallback, which error to raise) live in `limits/`.
+"""What the sync and async halves of the transport share: the configuration, the share of the
+gateway (its clients, the key's gate), the request, the reading of a finished attempt. The I/O
+loops are `_async/exchange.py` and the `_sync/exchange.py` generated from it; the decisions (what
+is retried, how long to wait, which error to raise) live in `limits/`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
+import math
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -19,13 +17,14 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from langchain_kimi._errors import KimiError
+from langchain_kimi._errors import KimiError, KimiRateLimitError
 from langchain_kimi._http.config import build_headers, host, validate_config
 from langchain_kimi._http.event_stream import Opened
-from langchain_kimi._http.limits.admission import AdmittedCall, Permit
-from langchain_kimi._http.limits.outcome import outcome_of
+from langchain_kimi._http.limits.gate import Gate
+from langchain_kimi._http.limits.rate import Sent
 from langchain_kimi._http.limits.retry import Failure, RetryPlan
-from langchain_kimi._http.pool import shared as _pool
+from langchain_kimi._http.pool import registry
+from langchain_kimi._http.pool.clients import GatewayClients
 from langchain_kimi._http.replies import (
     ReadFailure,
     error_after_response,
@@ -37,17 +36,20 @@ from langchain_kimi._version import __version__
 
 @dataclass(frozen=True)
 class TransportConfig:
+    """The transport's settings; their defaults are ChatKimi's fields', not repeated here."""
+
     base_url: str
     fallback_base_url: str | None
     api_key: SecretStr
     timeout: httpx.Timeout
-    max_retries: int = 2
+    max_retries: int
+    rate_limit_timeout: float
+    adaptive_concurrency: bool
     default_headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     allow_insecure_http: bool = False
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
     async_sleep: Callable[[float], Awaitable[None]] = field(default=asyncio.sleep, repr=False)
     user_agent: str = f"langchain-kimi/{__version__}"
-    adaptive_concurrency: bool = True
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
 
     def __post_init__(self) -> None:
@@ -70,15 +72,17 @@ class JsonReply:
     status_code: int
 
 
-@functools.lru_cache(maxsize=32)
-def _url(base: str, path: str) -> httpx.URL:
-    return httpx.URL(base + path)
+def report(gate: Gate, sent: Sent, outcome: JsonReply | Opened | Failure) -> None:
+    """Tell the key's send rate how an attempt went: an answer (a stream's first event), or a
+    429 (overloads do not touch the rate: `limits/rate.py`)."""
+    if not isinstance(outcome, Failure):
+        gate.answered()
+    elif outcome.refusal and outcome.error.status_code == 429:
+        gate.refused(sent)
 
 
-def report(permit: Permit, outcome: JsonReply | Opened | Failure) -> None:
-    """Tell the pool how an attempt went; an open stream keeps its slot until it is closed."""
-    failure = outcome if isinstance(outcome, Failure) else None
-    permit.done(outcome_of(failure), keep=isinstance(outcome, Opened))
+def _nothing() -> None:
+    return None
 
 
 class Exchange:
@@ -95,39 +99,63 @@ class Exchange:
         self._bases = [config.base_url.rstrip("/")]
         if config.fallback_base_url is not None:
             self._bases.append(config.fallback_base_url.rstrip("/"))
-        self._injected_client = http_client
-        self._injected_async_client = http_async_client
-        self._pool_key = _pool.PoolKey(
-            bases=tuple(self._bases),
-            key_digest=_pool.PoolKey.digest(config.api_key.get_secret_value()),
-            adaptive=config.adaptive_concurrency,
-            clock=config.clock,
-            http_client=http_client,
-            http_async_client=http_async_client,
-            environment=_pool.environment(),
+        self._gateway_key = registry.GatewayKey(
+            tuple(self._bases), registry.environment(), http_client, http_async_client
         )
-        self._pool_use = _pool.PoolUse(self._pool_key)
+        self._digest = registry.key_digest(config.api_key.get_secret_value())
+        self._share: registry.Share | None = None
+        self._share_lock = threading.Lock()
 
-    # -- clients ---------------------------------------------------------------------------------
+    def _shared(self) -> registry.Share:
+        """The gateway's clients and the key's gate (taken again after a close or a fork)."""
+        share = self._share
+        if share is None or not share.current:
+            with self._share_lock:
+                share = self._share
+                if share is None or not share.current:
+                    share = self._share = registry.share(
+                        self._gateway_key,
+                        self._digest,
+                        self,
+                        adaptive=self._config.adaptive_concurrency,
+                        clock=self._config.clock,
+                    )
+        return share
 
-    def _pool(self) -> _pool.SharedPool:
-        return self._pool_use.pool()
+    def _give_back(self) -> GatewayClients | None:
+        """Closed: the gateway's clients to close, when no other model uses them."""
+        with self._share_lock:
+            share, self._share = self._share, None
+        if share is None or not share.current:
+            return None
+        return registry.give_back(self._gateway_key, self)
 
-    def _sync_client(self) -> httpx.Client:
-        return self._pool().sync_client()
+    def _client(self) -> tuple[httpx.Client, Callable[[], None]]:
+        """The gateway's sync client, and what to call when the call is done with it."""
+        return self._shared().clients.sync_client(), _nothing
 
-    async def _async_client(self) -> httpx.AsyncClient:
-        return await self._pool().async_client()
+    async def _aclient(self) -> tuple[httpx.AsyncClient, Callable[[], None]]:
+        """This loop's client of the gateway, and what to call when the call is done with it
+        (a loop's client is closed once idle: `pool/clients.py`)."""
+        use = await self._shared().clients.loop_client()
+        if isinstance(use, httpx.AsyncClient):  # the caller's own
+            return use, _nothing
+        return use.take(), use.give_back
 
     def _retry_plan(self) -> RetryPlan:
-        return RetryPlan(self._bases, self._config.max_retries, budget=self._config.timeout.pool)
+        return RetryPlan(self._bases, self._config.max_retries, self._config.rate_limit_timeout)
 
-    def _admitted(self) -> AdmittedCall:
-        pool = self._pool()
-        pool.drains.make_room()  # a full pool's draining connections give way to a new call
-        return pool.admission.call(self._config.timeout.pool)
+    @property
+    def _turn_timeout(self) -> float:
+        """How long a call waits for its turn: the pool timeout (httpx's wait for a connection)."""
+        pool = self._config.timeout.pool
+        return math.inf if pool is None else pool
 
-    # -- shared helpers ----------------------------------------------------------------------------
+    def _too_late(self, waited: float) -> KimiError:
+        return KimiRateLimitError(
+            f"no turn to send within the pool timeout of {self._turn_timeout:g}s: the key's "
+            f"calls are paced after the gateway's 429s (waited {waited:.3g}s)"
+        )
 
     @property
     def _secret(self) -> str:
@@ -148,25 +176,9 @@ class Exchange:
             default_headers=self._config.default_headers,
             stream=stream,
         )
-        if client is self._injected_client or client is self._injected_async_client:
-            # The caller's client may carry its own headers, cookies or auth: let it merge them.
-            return client.build_request(
-                "POST", base + path, content=content, headers=headers, timeout=self._config.timeout
-            )
-        # Our own clients have no defaults to merge, so the request is built directly: the
-        # merging in `client.build_request` costs ~100 µs per call (measured, docs/benchmarks.md).
-        if "accept-encoding" not in headers:
-            headers["Accept-Encoding"] = client.headers["Accept-Encoding"]  # as httpx would send
-        request = httpx.Request(
-            "POST",
-            _url(base, path),
-            content=content,
-            headers=headers,
-            extensions={"timeout": self._config.timeout.as_dict()},
+        return client.build_request(
+            "POST", base + path, content=content, headers=headers, timeout=self._config.timeout
         )
-        if client.cookies:  # e.g. a load balancer's sticky-session cookie, as httpx would send
-            client.cookies.set_cookie_header(request)
-        return request
 
     def _undecodable(
         self, exc: httpx.DecodingError, base: str, *, stream: bool = True

@@ -26,7 +26,7 @@ from langchain_kimi._errors import (
     snippet,
 )
 from langchain_kimi._http.limits.retry import Failure, is_retryable_status
-from langchain_kimi._http.limits.retry_after import retry_after_seconds
+from langchain_kimi._http.retry_after import retry_after_seconds
 
 _REQUEST_ID_HEADERS = ("x-request-id", "request-id")
 

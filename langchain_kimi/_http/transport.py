@@ -23,8 +23,8 @@ class Transport(SyncExchange, AsyncExchange):
     """HTTP to the Kimi gateway. Thread-safe; usable from several event loops in turn.
 
     Injected clients are used as-is (our timeout is still passed per request) and never closed.
-    The clients and their admission (the fair queue and the rate controller, `limits/`) live in a
-    pool shared with every Transport of the same settings (`pool/shared.py`).
+    The gateway's clients and the key's gate (`limits/`) are shared with every Transport of the
+    same gateway, and of the same key (`pool/registry.py`).
     """
 
     def __repr__(self) -> str:
@@ -34,12 +34,18 @@ class Transport(SyncExchange, AsyncExchange):
         raise TypeError("Transport is not picklable; rebuild it from its TransportConfig")
 
     def close(self) -> None:
-        """Return our share of the pool; the last Transport using it closes its clients."""
-        self._pool_use.close()
+        """Return our share of the gateway; the last Transport using it closes its clients."""
+        clients = self._give_back()
+        if clients is not None:
+            clients.close()
 
     async def aclose(self) -> None:
-        """`close`, also closing the current loop's async client when we are the last user."""
-        await self._pool_use.aclose()
+        """`close`, also closing the current loop's client there."""
+        clients = self._give_back()
+        if clients is not None:
+            loop_client = clients.close()
+            if loop_client is not None:
+                await loop_client.aclose()
 
     def __enter__(self) -> Transport:
         return self

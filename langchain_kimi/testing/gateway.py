@@ -268,10 +268,12 @@ class FakeKimiGateway:
     def chat_model(self, *, fallback: bool = False, **fields: Any) -> ChatKimi:
         """A `ChatKimi` talking to this gateway; any ChatKimi field may be given.
 
-        Defaults: the gateway's `key` (else a placeholder), `max_retries=0` and no fallback
-        base URL, so that each scripted error reaches your code at once. Pass `max_retries` to
-        exercise retries (they wait out `Retry-After` and the back-off as in production:
-        `max_retries=2` is three attempts, each taking a step), and `fallback=True` (the
+        Defaults: the gateway's `key` (else a placeholder), `max_retries=0`,
+        `rate_limit_timeout=0` and no fallback base URL, so that each scripted error reaches
+        your code at once. Pass `max_retries` to exercise retries of failures, and
+        `rate_limit_timeout` to let refusals (429, 503, 529) wait and be sent again (they wait
+        out `Retry-After` and the back-off as in production: `max_retries=2` is three attempts
+        of a failing call, each taking a step), and `fallback=True` (the
         documented fallback `https://api.evolink.ai`) or `fallback_base_url=` to let a 5xx
         move the call there: the gateway then serves that host too. Every model of one gateway
         shares its clients, so they share one connection pool, as models with the same
@@ -283,6 +285,7 @@ class FakeKimiGateway:
         settings: dict[str, Any] = {
             "api_key": self._key or FAKE_KEY,
             "max_retries": 0,
+            "rate_limit_timeout": 0,
             "fallback_base_url": f"https://{FALLBACK_HOST}" if fallback else None,
             "http_client": sync_client,
             "http_async_client": async_client,

@@ -1,14 +1,13 @@
-"""Fake time for the pool tests: a clock whose `sleep` advances it, a pacer mid-episode, and
-`ChatKimi`s whose waits are on that clock."""
+"""Fake time for the transport tests: a clock whose `sleep` advances it, and `ChatKimi`s whose
+waits are on that clock."""
 
 from __future__ import annotations
 
-import functools
+from typing import Any
 
 import pytest
 
 from langchain_kimi import chat_models
-from langchain_kimi._http.limits.pacer import Pacer
 from langchain_kimi._http.transport import TransportConfig
 
 
@@ -30,27 +29,19 @@ class Clock:
         self.sleep(seconds)
 
 
-def paced_pacer(rate: float, at: float = 2.0) -> Pacer:
-    """A pacer at `rate` whose step starts at `at`, just after a 429, with an empty bucket."""
-    pacer = Pacer()
-    pacer.sent(at)
-    pacer.throttled(sent_at=at, now=at)
-    pacer.rate = rate
-    pacer._first_step = False
-    pacer._measured = True
-    pacer._sends.clear()
-    pacer._refused.clear()
-    return pacer
-
-
 def fake_waits(monkeypatch: pytest.MonkeyPatch) -> Clock:
     """Every `ChatKimi` built from now on in the test waits on a fake clock: its retries' and
     paced turns' sleeps advance the clock instead of passing real time. For a lone call's
     retries (the order of attempts and the error reached are what its tests check), not for
     calls that overlap: one fake clock serves them all."""
     clock = Clock()
-    faked = functools.partial(
-        TransportConfig, clock=clock, sleep=clock.sleep, async_sleep=clock.async_sleep
-    )
+
+    def faked(**settings: Any) -> TransportConfig:
+        # The recorded waits are the retries' alone: the key's pacing has tests of its own.
+        settings["adaptive_concurrency"] = False
+        return TransportConfig(
+            clock=clock, sleep=clock.sleep, async_sleep=clock.async_sleep, **settings
+        )
+
     monkeypatch.setattr(chat_models, "TransportConfig", faked)
     return clock

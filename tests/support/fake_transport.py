@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
+from langchain_kimi import ChatKimi
 from langchain_kimi._http.transport import JsonReply, Transport, TransportConfig
 from langchain_kimi.testing import FakeKimiGateway
 
@@ -41,6 +42,24 @@ class Script:
         return [r.url.host for r in self.requests]
 
 
+def field_defaults() -> dict[str, Any]:
+    """ChatKimi's defaults of the transport settings (the one place they are written)."""
+    names = ("max_retries", "rate_limit_timeout", "adaptive_concurrency")
+    return {name: ChatKimi.model_fields[name].default for name in names}
+
+
+def loop_clients(transport: Transport) -> list[httpx.AsyncClient]:
+    """The clients of the transport's gateway in event loops that are not closed."""
+    loops = transport._shared().clients._loops.items()
+    entries = [ref() for loop, ref in loops if not loop.is_closed()]
+    return [entry.client for entry in entries if entry is not None]
+
+
+def transport_config(*args: Any, **settings: Any) -> TransportConfig:
+    """A `TransportConfig` with ChatKimi's defaults for what `settings` leaves out."""
+    return TransportConfig(*args, **{**field_defaults(), **settings})
+
+
 def scripted_transport(
     handler: Callable[[httpx.Request], httpx.Response],
     *,
@@ -63,6 +82,10 @@ def scripted_transport(
     settings: dict[str, Any] = {
         "timeout": httpx.Timeout(5.0),
         "clock": lambda: 1000.0 + elapsed[0],
+        **field_defaults(),
+        # The recorded waits are the retries' alone: the key's pacing has tests of its own
+        # (tests/unit_tests/http/limits), and a test that wants it passes True.
+        "adaptive_concurrency": False,
         **config,
     }
     cfg = TransportConfig(

@@ -6,7 +6,7 @@ or given up) or a finish (the caller is done with the events).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 from langchain_kimi._http.event_stream import (
     AsyncPairs,
@@ -15,7 +15,6 @@ from langchain_kimi._http.event_stream import (
     adrain_then_close,
     wanted,
 )
-from langchain_kimi._http.pool.drains import Drains
 from langchain_kimi._http.replies import READ_FAILURES
 from langchain_kimi._http.sse import Event
 
@@ -66,7 +65,7 @@ class AsyncEventStream(OpenStream):
         finally:
             await self._response.aclose()
 
-    async def afinish(self, drains: Drains, release: Callable[[], None]) -> None:
-        """The caller is done with the events: drain the rest of the body within the pool's
-        bounds, close, then `release` the pool slot (it goes back with the connection)."""
-        await adrain_then_close(self._response, self._events, self.aclose, drains, release)
+    async def afinish(self) -> None:
+        """The caller is done with the events: drain the rest of the body within bounds (so the
+        connection can be reused), then close."""
+        await adrain_then_close(self._events, self.aclose, self._response)

@@ -6,7 +6,7 @@ lint` checks it is current): edit the async file, then run `python -m tools.unas
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
@@ -18,7 +18,8 @@ from langchain_kimi._http._async.reading import aiter_events, aread_body
 from langchain_kimi._http.config import encode_body, host
 from langchain_kimi._http.event_stream import Opened
 from langchain_kimi._http.exchange import Exchange, JsonReply, report
-from langchain_kimi._http.limits.admission import Permit
+from langchain_kimi._http.limits.gate import Gate, TurnTooLateError, await_turn
+from langchain_kimi._http.limits.rate import Sent
 from langchain_kimi._http.limits.retry import Failure
 from langchain_kimi._http.replies import failure_before_response, is_open_stream
 
@@ -57,34 +58,44 @@ class AsyncExchange(Exchange):
             await response.aclose()
         return self._attempt_done(response, base, text, read_error, stream=stream)
 
+    async def _aturn(self, gate: Gate, ticket: int) -> Sent:
+        """Wait for the call's turn at its key's gate, at most the pool timeout."""
+        deadline = self._config.clock() + self._turn_timeout
+        try:
+            return await await_turn(gate, ticket, deadline, self._config.async_sleep)
+        except TurnTooLateError as late:
+            raise self._too_late(late.waited) from None
+
     async def _arun(
         self, path: str, body: dict[str, Any], *, stream: bool
-    ) -> tuple[JsonReply | Opened, str, Permit]:
-        """The reply (or open stream), its base URL, and its pool permit (held by a stream)."""
+    ) -> tuple[JsonReply | Opened, str, Callable[[], None]]:
+        """The reply (or open stream), its base URL, and what gives the client back once the
+        call is done with it (a stream: when it is closed)."""
         content = encode_body(body)
-        client = await self._async_client()
-        plan = self._retry_plan()
-        admitted = self._admitted()
-        while True:
-            base = plan.base
-            permit = await admitted.aenter(self._config.async_sleep)
-            try:
+        gate = self._shared().gate
+        client, give_back = await self._aclient()
+        try:
+            plan = self._retry_plan()
+            ticket = gate.ticket()
+            while True:
+                base = plan.base
+                sent = await self._aturn(gate, ticket)
                 outcome = await self._aattempt(client, base, path, content, stream=stream)
-            except BaseException:
-                permit.release()
-                raise
-            report(permit, outcome)
-            if not isinstance(outcome, Failure):
-                return outcome, base, permit
-            delay = plan.after(outcome, path, requeue=admitted.requeues(outcome))
-            if isinstance(delay, KimiError):
-                raise delay
-            if delay:
-                with admitted.resting():
+                report(gate, sent, outcome)
+                if not isinstance(outcome, Failure):
+                    return outcome, base, give_back
+                delay = plan.after(outcome, path)
+                if isinstance(delay, KimiError):
+                    raise delay
+                if delay:
                     await self._config.async_sleep(delay)
+        except BaseException:
+            give_back()
+            raise
 
     async def apost_json(self, path: str, body: dict[str, Any]) -> JsonReply:
-        reply, _, _ = await self._arun(path, body, stream=False)
+        reply, _, give_back = await self._arun(path, body, stream=False)
+        give_back()
         assert isinstance(reply, JsonReply)
         return reply
 
@@ -98,7 +109,7 @@ class AsyncExchange(Exchange):
     async def _astream_events(
         self, path: str, body: dict[str, Any]
     ) -> AsyncIterator[AsyncEventStream]:
-        opened, base, permit = await self._arun(path, body, stream=True)
+        opened, base, give_back = await self._arun(path, body, stream=True)
         assert isinstance(opened, Opened)
         events = AsyncEventStream(opened, base, secret=self._secret)
         try:
@@ -107,7 +118,9 @@ class AsyncExchange(Exchange):
             try:
                 await events.aclose()
             finally:
-                permit.release()
+                give_back()
             raise
-        # The slot goes back once the connection does (drained within bounds, or closed).
-        await events.afinish(self._pool().drains, permit.release)
+        try:
+            await events.afinish()  # drained within bounds, so the connection can be reused
+        finally:
+            give_back()

@@ -7,7 +7,7 @@ or given up) or a finish (the caller is done with the events).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from langchain_kimi._http.event_stream import (
     Opened,
@@ -16,7 +16,6 @@ from langchain_kimi._http.event_stream import (
     drain_then_close,
     wanted,
 )
-from langchain_kimi._http.pool.drains import Drains
 from langchain_kimi._http.replies import READ_FAILURES
 from langchain_kimi._http.sse import Event
 
@@ -67,7 +66,7 @@ class EventStream(OpenStream):
         finally:
             self._response.close()
 
-    def finish(self, drains: Drains, release: Callable[[], None]) -> None:
-        """The caller is done with the events: drain the rest of the body within the pool's
-        bounds, close, then `release` the pool slot (it goes back with the connection)."""
-        drain_then_close(self._response, self._events, self.close, drains, release)
+    def finish(self) -> None:
+        """The caller is done with the events: drain the rest of the body within bounds (so the
+        connection can be reused), then close."""
+        drain_then_close(self._events, self.close, self._response)

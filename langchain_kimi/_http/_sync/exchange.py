@@ -7,7 +7,7 @@ lint` checks it is current): edit the async file, then run `python -m tools.unas
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
@@ -19,7 +19,8 @@ from langchain_kimi._http._sync.reading import iter_events, read_body
 from langchain_kimi._http.config import encode_body, host
 from langchain_kimi._http.event_stream import Opened
 from langchain_kimi._http.exchange import Exchange, JsonReply, report
-from langchain_kimi._http.limits.admission import Permit
+from langchain_kimi._http.limits.gate import Gate, TurnTooLateError, wait_turn
+from langchain_kimi._http.limits.rate import Sent
 from langchain_kimi._http.limits.retry import Failure
 from langchain_kimi._http.replies import failure_before_response, is_open_stream
 
@@ -58,34 +59,44 @@ class SyncExchange(Exchange):
             response.close()
         return self._attempt_done(response, base, text, read_error, stream=stream)
 
+    def _turn(self, gate: Gate, ticket: int) -> Sent:
+        """Wait for the call's turn at its key's gate, at most the pool timeout."""
+        deadline = self._config.clock() + self._turn_timeout
+        try:
+            return wait_turn(gate, ticket, deadline, self._config.sleep)
+        except TurnTooLateError as late:
+            raise self._too_late(late.waited) from None
+
     def _run(
         self, path: str, body: dict[str, Any], *, stream: bool
-    ) -> tuple[JsonReply | Opened, str, Permit]:
-        """The reply (or open stream), its base URL, and its pool permit (held by a stream)."""
+    ) -> tuple[JsonReply | Opened, str, Callable[[], None]]:
+        """The reply (or open stream), its base URL, and what gives the client back once the
+        call is done with it (a stream: when it is closed)."""
         content = encode_body(body)
-        client = self._sync_client()
-        plan = self._retry_plan()
-        admitted = self._admitted()
-        while True:
-            base = plan.base
-            permit = admitted.enter(self._config.sleep)
-            try:
+        gate = self._shared().gate
+        client, give_back = self._client()
+        try:
+            plan = self._retry_plan()
+            ticket = gate.ticket()
+            while True:
+                base = plan.base
+                sent = self._turn(gate, ticket)
                 outcome = self._attempt(client, base, path, content, stream=stream)
-            except BaseException:
-                permit.release()
-                raise
-            report(permit, outcome)
-            if not isinstance(outcome, Failure):
-                return outcome, base, permit
-            delay = plan.after(outcome, path, requeue=admitted.requeues(outcome))
-            if isinstance(delay, KimiError):
-                raise delay
-            if delay:
-                with admitted.resting():
+                report(gate, sent, outcome)
+                if not isinstance(outcome, Failure):
+                    return outcome, base, give_back
+                delay = plan.after(outcome, path)
+                if isinstance(delay, KimiError):
+                    raise delay
+                if delay:
                     self._config.sleep(delay)
+        except BaseException:
+            give_back()
+            raise
 
     def post_json(self, path: str, body: dict[str, Any]) -> JsonReply:
-        reply, _, _ = self._run(path, body, stream=False)
+        reply, _, give_back = self._run(path, body, stream=False)
+        give_back()
         assert isinstance(reply, JsonReply)
         return reply
 
@@ -95,7 +106,7 @@ class SyncExchange(Exchange):
 
     @contextmanager
     def _stream_events(self, path: str, body: dict[str, Any]) -> Iterator[EventStream]:
-        opened, base, permit = self._run(path, body, stream=True)
+        opened, base, give_back = self._run(path, body, stream=True)
         assert isinstance(opened, Opened)
         events = EventStream(opened, base, secret=self._secret)
         try:
@@ -104,7 +115,9 @@ class SyncExchange(Exchange):
             try:
                 events.close()
             finally:
-                permit.release()
+                give_back()
             raise
-        # The slot goes back once the connection does (drained within bounds, or closed).
-        events.finish(self._pool().drains, permit.release)
+        try:
+            events.finish()  # drained within bounds, so the connection can be reused
+        finally:
+            give_back()

@@ -1,4 +1,3 @@
-"""The rate policy in front of the connections: admission, the controller and its parts (slow
-start, pacer, cool-down), one retry decision per failure, the `Retry-After` forms
-(docs/internals.md, which also gives the words "pool", "turn", "window" and "span" their one
-sense here)."""
+"""The rate policy in front of the connections: one send rate per gateway and key (`rate`), the
+queue of turns in front of it (`gate`), one retry decision per failure (`retry`), the
+`Retry-After` forms (`retry_after`), and their numbers (`knobs`)."""

@@ -1,9 +1,16 @@
 """One retry decision per failed attempt: the wait before the next attempt, or the error to raise.
 
-Pure (no I/O); the transport's sync and async loops share it. What a response means (the body,
-or a `Failure`) is decided in `replies.py`; the server's requested wait is read in
-`retry_after.py`; whether a 429 only cost the call its turn is the controller's verdict
-(`admission.AdmittedCall.requeues`).
+Pure; the sync and async loops share it. Two kinds of failed attempt, two budgets:
+
+- **A refusal** (a 429 that is not a spent quota, a 503, a 529 `overloaded_error`): the gateway
+  turns load away and waiting is the cure. The call waits its `Retry-After` (the backoff when it
+  names none) and takes its turn again, spending no retry, while its `rate_limit_timeout` lasts;
+  then the refusal is raised, saying how long it waited.
+- **Any other retryable failure** (another 5xx, 408, 409, a connection error, a timeout) spends
+  one of `max_retries` after the backoff (or the `Retry-After`); when they are spent, a 5xx, a
+  connection error or a timeout moves the call to the fallback base, with `max_retries` again.
+  An overload (503, 529) on a base with a fallback after it is such a failure too: the other
+  base may not be overloaded.
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ logger = logging.getLogger("langchain_kimi")
 
 # 408 request timeout, 409 lock conflict, 429 rate limit; every 5xx (incl. 529 overloaded).
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
+# 429 rate limit, 503 service unavailable, 529 `overloaded_error` (Messages, 000): load refused.
+REFUSAL_STATUS = frozenset({429, 503, 529})
 
 
 @dataclass(frozen=True)
@@ -33,29 +42,33 @@ class Failure:
     # Server-requested wait in seconds (Retry-After and its cousins), never negative.
     retry_after: float | None = None
 
+    @property
+    def refusal(self) -> bool:
+        """The gateway turned the load away (not a spent quota: that one is not retryable)."""
+        return self.retryable and self.error.status_code in REFUSAL_STATUS
+
 
 class RetryPlan:
-    """Walks (base URL × attempt): `max_retries` retries on each base, then the next base.
-
-    Only connection failures, timeouts and 5xx move on to the fallback; 429 and 4xx do not.
-    `budget` is the call's pool timeout (`httpx.Timeout.pool`, None: none): the longest wait the
-    server may ask of it.
-    """
+    """Walks (base URL × attempt) for one call: `max_retries` retries of failures on each base,
+    then the next base; refusals wait within `rate_limit_timeout` seconds (see the module)."""
 
     def __init__(
         self,
         bases: Sequence[str],
         max_retries: int,
+        rate_limit_timeout: float,
         *,
-        budget: float | None = None,
         jitter: Callable[[float, float], float] = random.uniform,
     ) -> None:
         self._bases = bases
         self._max_retries = max_retries
-        self._budget = budget
         self._jitter = jitter
         self._base_index = 0
         self._attempt = 0
+        self._refusals = 0
+        self.budget = rate_limit_timeout
+        self.waited = 0.0
+        """Seconds the call has waited so far after refusals."""
 
     @property
     def base(self) -> str:
@@ -66,37 +79,26 @@ class RetryPlan:
         """Retries already spent on the current base."""
         return self._attempt
 
-    def after(
-        self, failure: Failure, path: str = "", *, requeue: bool = False
-    ) -> float | KimiError:
-        """The decision after a failed attempt on `self.base`: the seconds to wait before the
-        next attempt, or the error to raise (the failure's own, or, when the server asks for a
-        wait longer than the call's pool timeout, a new one saying so).
+    @property
+    def left(self) -> float:
+        """Seconds the call may still wait for the rate limit."""
+        return max(0.0, self.budget - self.waited)
 
-        `requeue`: the pool re-queues this attempt (the call only lost its turn); it waits the
-        server's delay, if any, and spends no retry. With `max_retries=0` nothing is ever sent
-        twice, re-queued attempts included."""
+    def after(self, failure: Failure, path: str = "") -> float | KimiError:
+        """The decision after a failed attempt on `self.base`: the seconds to wait before the
+        next attempt, or the error to raise."""
         if not failure.retryable:
             return failure.error
-        if requeue and self._max_retries > 0:
-            logger.debug("re-queued %s%s after: %s", self.base, path, failure.error.message)
-            if failure.retry_after is not None:
-                return self._servers_wait(failure, failure.retry_after)
-            # A 429's next turn is the pacer's; an overload naming no wait is not hammered.
-            throttled = failure.error.status_code == 429
-            return 0.0 if throttled else backoff_delay(0, jitter=self._jitter)
+        overload = failure.error.status_code in (503, 529)
+        if failure.refusal and not (overload and self._base_index + 1 < len(self._bases)):
+            return self._after_refusal(failure, path)
         if self._attempt < self._max_retries:
             self._attempt += 1
-            # No wait named, or "now" (0): the backoff, as the openai and anthropic SDKs do.
-            if not failure.retry_after:
-                delay: float | KimiError = backoff_delay(self._attempt - 1, jitter=self._jitter)
-            else:
-                delay = self._servers_wait(failure, failure.retry_after)
-            if not isinstance(delay, KimiError):
-                logger.info(
-                    "retrying %s%s in %.2fs (retry %d of %d): %s",
-                    self.base, path, delay, self._attempt, self._max_retries, failure.error.message,
-                )  # fmt: skip
+            delay = failure.retry_after or backoff_delay(self._attempt - 1, jitter=self._jitter)
+            logger.info(
+                "retrying %s%s in %.2fs (retry %d of %d): %s",
+                self.base, path, delay, self._attempt, self._max_retries, failure.error.message,
+            )  # fmt: skip
             return delay
         if failure.fallback and self._base_index + 1 < len(self._bases):
             self._base_index += 1
@@ -108,21 +110,27 @@ class RetryPlan:
             return 0.0
         return failure.error
 
-    def _servers_wait(self, failure: Failure, seconds: float) -> float | KimiError:
-        """The server's requested wait: capped at `retry_after_cap` without a pool timeout; beyond
-        the call's pool timeout, the error to raise at once instead."""
-        if self._budget is None:
-            return min(seconds, KNOBS.retry_after_cap)
-        if seconds > self._budget:
-            return _not_retried(
-                failure.error,
-                f"the gateway asked to retry after {seconds:g}s, longer than this call's pool "
-                f"timeout of {self._budget:g}s: not retried",
-            )
-        return seconds
+    def out_of_time(self, error: KimiError) -> KimiError:
+        """The refusal `error` once the budget is spent."""
+        return not_retried(
+            error,
+            f"waited {self.waited:.3g}s for the gateway's rate limit, and "
+            f"rate_limit_timeout={self.budget:g}s",
+        )
+
+    def _after_refusal(self, failure: Failure, path: str) -> float | KimiError:
+        # No wait named, or "now" (0): the backoff, as the openai and anthropic SDKs do.
+        self._refusals += 1
+        delay = failure.retry_after or backoff_delay(self._refusals - 1, jitter=self._jitter)
+        if delay > self.left:
+            return self.out_of_time(failure.error)
+        self.waited += delay
+        logger.debug("refused: %s%s again in %.2fs: %s", self.base, path, delay,
+                     failure.error.message)  # fmt: skip
+        return delay
 
 
-def _not_retried(error: KimiError, why: str) -> KimiError:
+def not_retried(error: KimiError, why: str) -> KimiError:
     """A new error of the failure's class, its message followed by why it was not retried (the
     failure's own error is left as it was built)."""
     return type(error)(
@@ -138,11 +146,9 @@ def _not_retried(error: KimiError, why: str) -> KimiError:
 def backoff_delay(
     attempt: int, *, jitter: Callable[[float, float], float] = random.uniform
 ) -> float:
-    """Exponential backoff: `backoff_first` doubling per retry, capped at `backoff_cap`, times a
-    uniform draw from `backoff_jitter` to 1."""
-    return min(KNOBS.backoff_cap, KNOBS.backoff_first * 2.0**attempt) * jitter(
-        KNOBS.backoff_jitter, 1.0
-    )
+    """Exponential backoff with full jitter: a uniform draw up to `backoff_first` doubled per
+    retry, capped at `backoff_cap`."""
+    return jitter(0.0, min(KNOBS.backoff_cap, KNOBS.backoff_first * 2.0**attempt))
 
 
 def is_retryable_status(status: int) -> bool:

@@ -1,2 +1,2 @@
-"""Connections: one set per gateway settings, shared by every Transport, spread over small
-httpcore pools, drained within bounds (docs/internals.md)."""
+"""Connections: the httpx clients of each gateway (`clients`), shared by every key, and what the
+models of a process share (`registry`)."""

@@ -7,7 +7,7 @@ import pytest
 from pydantic import SecretStr
 
 from langchain_kimi._http.config import check_connection_settings, normalize_base_url
-from langchain_kimi._http.transport import TransportConfig
+from tests.support.fake_transport import transport_config
 
 
 def _normalized(url: str) -> str:
@@ -42,6 +42,6 @@ def test_the_connection_settings_come_back_normalized_and_no_fallback_is_none() 
 
 def test_a_transport_config_refuses_negative_retries() -> None:
     with pytest.raises(ValueError, match="max_retries must be >= 0"):
-        TransportConfig(
+        transport_config(
             "https://a.example", None, SecretStr("sk-x"), httpx.Timeout(1.0), max_retries=-1
         )

@@ -1,11 +1,10 @@
-"""What happens after a stream's end event, the same in the sync and async halves (issue 19 item 2:
-twins that drifted; issue 23 items 3 and 6).
+"""What happens after a stream's end event, the same in the sync and async halves.
 
-- the pool slot goes back once the connection is given back (body drained or connection closed),
-  never before: the admission's count of calls in flight is the count of connections in use;
+- a loop's client is given back once the connection is (body drained or connection closed),
+  never before: a client idle too long is closed, so it must not count as idle while in use;
 - the event generators are closed when the stream is, in both halves;
-- the rest of the body is drained within bounds (time, and count per pool), so a server that keeps
-  the body open after `[DONE]` cannot hold the pool's connections;
+- the rest of the body is drained within bounds (time, stray events, sync drains at once), so a
+  server that keeps the body open after `[DONE]` cannot hold the connections;
 - an async stream that ends with junk or a stall after `[DONE]` logs no "Task exception was never
   retrieved".
 """
@@ -24,10 +23,11 @@ import httpx
 import pytest
 
 from langchain_kimi import ChatKimi
+from langchain_kimi._http import drain as drains
 from langchain_kimi._http._async import exchange as async_exchange
 from langchain_kimi._http._sync import exchange as sync_exchange
-from langchain_kimi._http.limits import admission
-from langchain_kimi._http.pool import drains, shared
+from langchain_kimi._http.limits.gate import Gate, wait_turn
+from langchain_kimi._http.pool import clients
 from langchain_kimi._http.transport import Transport
 from tests.support import fake_transport
 from tests.support.echo_gateway import EchoServer
@@ -95,22 +95,30 @@ async def _read(transport: Transport, mode: str, *, stop_after: int | None = Non
 
 
 @pytest.mark.parametrize("stop_after", [None, 1], ids=["to-the-end", "stopped-early"])
-async def test_the_slot_goes_back_after_the_connection(
-    mode: str, stop_after: int | None, monkeypatch: pytest.MonkeyPatch
+async def test_a_loops_client_is_given_back_after_the_connection(
+    stop_after: int | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log: list[str] = []
-    real_done = admission.Permit.done
+    real_give_back = clients.LoopClient.give_back
 
-    def done(self: admission.Permit, outcome: Any, *, keep: bool = False) -> None:
-        if not keep and not self.released:
-            log.append("slot given back")
-        real_done(self, outcome, keep=keep)
+    def give_back(self: clients.LoopClient) -> None:
+        log.append("client given back")
+        real_give_back(self)
 
-    monkeypatch.setattr(admission.Permit, "done", done)
-    transport = _transport([EVENT, DONE, EVENT], log)
-    await _read(transport, mode, stop_after=stop_after)
-    assert log == ["connection given back", "slot given back"]
-    assert transport._pool().admission.in_flight == 0
+    monkeypatch.setattr(clients.LoopClient, "give_back", give_back)
+    response = httpx.Response(200, headers=SSE, stream=Body([EVENT, DONE, EVENT], log))
+    transport = Transport(
+        fake_transport.transport_config(
+            "https://gw.example", None, fake_transport.SecretStr(KEY), httpx.Timeout(5.0)
+        )
+    )
+    held = await transport._aclient()  # keeps the loop's client in use for the whole test
+    held[0]._transport = httpx.MockTransport(lambda request: response)
+    await _read(transport, "async", stop_after=stop_after)
+    assert log == ["connection given back", "client given back"]
+    entry = transport._shared().clients._loops[asyncio.get_running_loop()]()
+    assert entry is not None
+    assert entry.in_use == 1  # `held`, taken and kept by this test
 
 
 @pytest.mark.parametrize("stop_after", [None, 1], ids=["to-the-end", "stopped-early"])
@@ -160,45 +168,19 @@ def test_sync_streams_against_a_server_stalling_after_done(
         model = _stalling_model(server.url)
         for i in range(205):
             assert _streamed(model, f"stream {i}") == f"stream {i}"
+            assert drains.running() <= drains.DRAINS
         assert model.invoke("after").content == "after"
-        pool = model._transport()._pool()
-        assert pool.drains.active <= drains.DRAINS_PER_POOL
-
-
-def test_a_waiting_call_takes_a_draining_connections_place(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(shared, "CAPACITY", 4)
-    monkeypatch.setattr(drains, "DRAIN_SECONDS", 60.0)  # only making room can end these drains
-    release = threading.Event()
-    with running(EchoServer(stall_after_done=True)) as server:
-        server.on_request = lambda body: (
-            release.wait(10) if body["messages"][-1]["content"] == "held" else None
-        )
-        model = _stalling_model(server.url)
-        for i in range(3):  # three drains hold three of the four slots
-            assert _streamed(model, f"s{i}") == f"s{i}"
-        pool = model._transport()._pool()
-        assert pool.drains.active == 3
-        held = threading.Thread(target=model.invoke, args=("held",))
-        held.start()  # the fourth slot
-        try:
-            deadline = time.monotonic() + 10
-            while pool.admission.in_flight < 4 and time.monotonic() < deadline:
-                time.sleep(0.01)
-            assert model.invoke("room").content == "room"  # not KimiTimeoutError after 2 s
-        finally:
-            release.set()
-            held.join(10)
 
 
 def test_the_drain_bounds_are_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(drains, "DRAINS_PER_POOL", 0)  # no drain at all: every connection closed
+    _wait_for_background_drains()  # the drains of the tests before
+    # No room for a drain at all: every connection is closed at once.
+    monkeypatch.setattr(drains, "_room", threading.BoundedSemaphore(0))
     with running(EchoServer(stall_after_done=True)) as server:
         model = _stalling_model(server.url)
         for i in range(3):
             assert _streamed(model, f"s{i}") == f"s{i}"
-        assert model._transport()._pool().admission.in_flight == 0
+            assert not any(t.name == "langchain-kimi-drain" for t in threading.enumerate())
 
 
 @pytest.mark.parametrize(
@@ -235,11 +217,9 @@ def test_a_stalled_sync_drain_ends_at_its_deadline(monkeypatch: pytest.MonkeyPat
     with running(EchoServer(stall_after_done=True)) as server:
         model = _stalling_model(server.url)  # read timeout 10 s: only the deadline ends the read
         assert _streamed(model, "once") == "once"
-        pool = model._transport()._pool()
-        assert pool.admission.in_flight == 1  # the drain holds the slot until the connection...
+        assert drains.running() == 1  # the drain runs on, after the caller has its answer...
         _wait_for_background_drains()
-        assert pool.drains.active == 0
-        assert pool.admission.in_flight == 0  # ...is given back
+        assert drains.running() == 0  # ...and ends at its deadline, long before the read timeout
 
 
 # -- an interruption (Ctrl-C) anywhere leaves nothing behind ----------------------------------
@@ -262,30 +242,21 @@ async def test_an_interrupted_stream_leaves_no_slot_and_no_connection(mode: str)
     with pytest.raises(KeyboardInterrupt):
         await interrupted()
     assert log == ["connection given back"]
-    assert transport._pool().admission.in_flight == 0
 
 
-def test_an_interrupted_wait_for_a_slot_leaves_the_queue() -> None:
-    """Ctrl-C while a sync call waits in the pool's queue: it leaves the queue, so the slot freed
-    later goes to the next call instead of to nobody (the async twin handles cancellation)."""
+def test_an_interrupted_wait_for_a_turn_leaves_the_queue() -> None:
+    """Ctrl-C while a sync call waits in its key's queue: it leaves the queue, so the next call
+    is served instead of waiting behind nobody (the async twin handles cancellation)."""
 
-    class Interrupted(threading.Event):
-        def wait(self, timeout: float | None = None) -> bool:
-            raise KeyboardInterrupt
+    def interrupted(seconds: float) -> None:
+        raise KeyboardInterrupt
 
-    pool = admission.Admission(1, adaptive=False, clock=time.monotonic)
-    holder = pool.call(5).enter(lambda _: None)
-    original = admission.threading.Event
-    admission.threading.Event = Interrupted  # type: ignore[misc]
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            pool.call(5).enter(lambda _: None)
-    finally:
-        admission.threading.Event = original  # type: ignore[misc]
-    holder.release()
-    assert pool.in_flight == 0
-    assert "queued=0" in repr(pool)
-    assert pool.call(0.5).enter(lambda _: None) is not None  # the next call gets the slot
+    gate = Gate(time.monotonic)
+    wait_turn(gate, gate.ticket(), time.monotonic() + 5)  # the first send: the next one is spaced
+    with pytest.raises(KeyboardInterrupt):
+        wait_turn(gate, gate.ticket(), time.monotonic() + 5, interrupted)
+    assert gate.queued == 0
+    assert wait_turn(gate, gate.ticket(), time.monotonic() + 5) is not None
 
 
 def test_a_drain_never_cuts_a_connection_given_back(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,8 @@ import pytest
 from pydantic import SecretStr
 
 from langchain_kimi._errors import KimiAPIError, KimiStreamError
-from langchain_kimi._http.transport import Transport, TransportConfig
+from langchain_kimi._http.transport import Transport
+from tests.support.fake_transport import transport_config
 
 KEY = "sk-test-SECRET-edge-0001"
 PATH = "/v1/messages"
@@ -43,7 +44,7 @@ class Tracked(httpx.SyncByteStream, httpx.AsyncByteStream):
 
 
 def _transport(handler: object, **config: object) -> Transport:
-    cfg = TransportConfig(
+    cfg = transport_config(
         base_url="https://direct.evolink.ai",
         fallback_base_url=None,
         api_key=SecretStr(KEY),
@@ -117,7 +118,7 @@ def test_caller_headers_replace_ours_case_insensitively() -> None:
         seen.append(request)
         return httpx.Response(200, json={"ok": True})
 
-    cfg = TransportConfig(
+    cfg = transport_config(
         base_url="https://direct.evolink.ai",
         fallback_base_url=None,
         api_key=SecretStr(KEY),
@@ -125,7 +126,7 @@ def test_caller_headers_replace_ours_case_insensitively() -> None:
         default_headers={"accept-encoding": "identity", "user-agent": "my-app/1.0"},
     )
     transport = Transport(cfg)
-    transport._sync_client()._transport = httpx.MockTransport(handler)  # our own client
+    transport._client()[0]._transport = httpx.MockTransport(handler)  # our own client
     transport.post_json(PATH, {"model": "kimi-k3.1-pro"})
     headers = seen[0].headers
     assert headers.get_list("accept-encoding") == ["identity"]
@@ -133,25 +134,28 @@ def test_caller_headers_replace_ours_case_insensitively() -> None:
     assert headers["authorization"] == f"Bearer {KEY}"
 
 
-def test_cookies_set_by_the_gateway_are_sent_back() -> None:
+def test_cookies_set_by_the_gateway_are_never_sent_back() -> None:
+    # One client serves every key of a gateway: a cookie set in the answer to one key would go
+    # out with the next key's request. An API needs none.
     seen: list[httpx.Request] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append(request)
         return httpx.Response(200, json={"ok": True}, headers={"set-cookie": "AWSALB=sticky"})
 
-    cfg = TransportConfig(
+    cfg = transport_config(
         base_url="https://direct.evolink.ai",
         fallback_base_url=None,
         api_key=SecretStr(KEY),
         timeout=httpx.Timeout(5.0),
     )
     transport = Transport(cfg)
-    transport._sync_client()._transport = httpx.MockTransport(handler)  # our own client
+    transport._client()[0]._transport = httpx.MockTransport(handler)  # our own client
     transport.post_json(PATH, {"model": "kimi-k3.1-pro"})
     transport.post_json(PATH, {"model": "kimi-k3.1-pro"})
     assert "cookie" not in seen[0].headers
-    assert seen[1].headers["cookie"] == "AWSALB=sticky"
+    assert "cookie" not in seen[1].headers
+    assert not transport._client()[0].cookies
 
 
 class _CutAfter(httpx.SyncByteStream, httpx.AsyncByteStream):

@@ -24,7 +24,7 @@ from langchain_kimi._errors import (
 )
 from langchain_kimi._http.transport import Transport, TransportConfig
 from tests.support import fake_transport
-from tests.support.fake_transport import Script, scripted_transport
+from tests.support.fake_transport import Script, scripted_transport, transport_config
 
 KEY = "sk-test-SECRET-e41b77"
 PRIMARY = "https://direct.evolink.ai"
@@ -183,7 +183,7 @@ async def test_timeout_error_class(mode: str) -> None:
 
 
 def config(base: str, fallback: str | None = None, **kw: Any) -> TransportConfig:
-    return TransportConfig(base, fallback, SecretStr(KEY), httpx.Timeout(1.0), **kw)
+    return transport_config(base, fallback, SecretStr(KEY), httpx.Timeout(1.0), **kw)
 
 
 @pytest.mark.parametrize(
@@ -221,7 +221,7 @@ def test_plain_http_allowed_when_opted_in() -> None:
 
 def test_header_breaking_key_rejected_without_echo() -> None:
     with pytest.raises(ValueError, match="api_key") as info:
-        TransportConfig(PRIMARY, None, SecretStr("sk-abc\r\nX: y"), httpx.Timeout(1.0))
+        transport_config(PRIMARY, None, SecretStr("sk-abc\r\nX: y"), httpx.Timeout(1.0))
     assert "sk-abc" not in str(info.value)
 
 

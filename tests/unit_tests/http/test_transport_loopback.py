@@ -21,7 +21,8 @@ import pytest
 from pydantic import SecretStr
 
 from langchain_kimi._errors import KimiConnectionError, KimiError, KimiStreamError, KimiTimeoutError
-from langchain_kimi._http.transport import JsonReply, Transport, TransportConfig
+from langchain_kimi._http.transport import JsonReply, Transport
+from tests.support.fake_transport import loop_clients, transport_config
 from tests.support.loopback import LoopbackServer, QuietHandler, running
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
@@ -83,7 +84,7 @@ def make(base: str, *, fallback: str | None = None, read: float = 5.0) -> Transp
     async def no_sleep(_: float) -> None:
         return None
 
-    cfg = TransportConfig(
+    cfg = transport_config(
         base_url=base,
         fallback_base_url=fallback,
         api_key=SecretStr(KEY),
@@ -144,12 +145,12 @@ async def test_120_concurrent_posts_share_one_async_client(server: Server) -> No
     )
     assert sorted(r.body["echo"]["i"] for r in replies) == list(range(120))
     assert {r.base_url for r in replies} == {server.url}
-    pool = transport._pool()
-    assert len(pool.connections.async_clients()) == 1
+    assert len(loop_clients(transport)) == 1
     assert len(server.connections) <= 120
     assert server.auth == {f"Bearer {KEY}"}
+    client = loop_clients(transport)[0]
     await transport.aclose()
-    assert len(pool.connections.async_clients()) == 0
+    assert client.is_closed
 
 
 def test_same_transport_across_two_asyncio_runs(server: Server) -> None:
@@ -158,7 +159,7 @@ def test_same_transport_across_two_asyncio_runs(server: Server) -> None:
 
     async def once(i: int) -> Any:
         reply = await transport.apost_json("/ok", {"i": i})
-        clients.extend(transport._pool().connections.async_clients())
+        clients.extend(loop_clients(transport))
         return reply.body["echo"]["i"]
 
     assert asyncio.run(once(1)) == 1
@@ -210,12 +211,12 @@ async def test_unreachable_primary_falls_back_over_real_sockets(server: Server, 
 async def test_context_managers_close_clients(server: Server) -> None:
     with make(server.url) as transport:
         transport.post_json("/ok", {})
-        client = transport._pool().connections._client
+        client = transport._shared().clients._client
     assert client is not None
     assert client.is_closed
     async with make(server.url) as atransport:
         await atransport.apost_json("/ok", {})
-        aclient = atransport._pool().connections.async_clients()[0]
+        aclient = loop_clients(atransport)[0]
     assert aclient.is_closed
     with pytest.raises(KimiError):
         # Still usable after close: a fresh client is created lazily.

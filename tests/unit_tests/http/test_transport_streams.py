@@ -49,8 +49,10 @@ class Faulty(httpx.SyncByteStream, httpx.AsyncByteStream):
         raise self.exc
 
 
-def make(script: Script, *, fallback: str | None = FALLBACK) -> tuple[Transport, list[float]]:
-    return scripted_transport(script, base_url=PRIMARY, key=KEY, fallback=fallback)
+def make(
+    script: Script, *, fallback: str | None = FALLBACK, **config: Any
+) -> tuple[Transport, list[float]]:
+    return scripted_transport(script, base_url=PRIMARY, key=KEY, fallback=fallback, **config)
 
 
 @pytest.fixture(params=["sync", "async"])
@@ -166,14 +168,19 @@ async def test_stream_unreachable_primary_served_by_fallback(mode: str) -> None:
     assert len(events) == 1
 
 
-async def test_stream_rate_limited_raises_after_retries(mode: str) -> None:
+async def test_stream_rate_limited_raises_once_its_budget_is_spent(mode: str) -> None:
     error = {"type": "error", "error": {"type": "rate_limit_error", "message": "too fast"}}
-    script = Script(httpx.Response(429, json=error))
-    transport, _ = make(script)
+    script = Script(httpx.Response(429, json=error, headers={"retry-after": "2"}))
+    transport, delays = make(script, rate_limit_timeout=5.0)
     seen, err = await collect_until_error(transport, mode)
     assert isinstance(err, KimiRateLimitError)
-    assert err.message == "too fast"  # the error body was read before raising
+    # The error body was read before raising.
+    assert (
+        err.message
+        == "too fast (waited 4s for the gateway's rate limit, and rate_limit_timeout=5s)"
+    )
     assert seen == []
+    assert delays == [2.0, 2.0]
     assert len(script.requests) == 3
 
 

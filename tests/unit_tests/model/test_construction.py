@@ -362,7 +362,7 @@ def test_construction_errors_never_show_the_key(fields: dict[str, Any]) -> None:
 def _failing(hosts: list[str]) -> httpx.Client:
     def handler(request: httpx.Request) -> httpx.Response:
         hosts.append(request.url.host)
-        return httpx.Response(503, json={"error": {"message": "down", "type": "server_error"}})
+        return httpx.Response(500, json={"error": {"message": "down", "type": "server_error"}})
 
     return httpx.Client(transport=httpx.MockTransport(handler))
 

@@ -86,13 +86,13 @@ def test_every_setting_the_transport_reads_is_followed_by_a_copy(
     assert changed.invoke("again").content == "again"
 
 
-def test_a_copy_with_the_same_settings_still_shares_the_pool(
+def test_a_copy_with_the_same_settings_still_shares_the_connections_and_gate(
     two_gateways: tuple[EchoServer, EchoServer],
 ) -> None:
     old, _ = two_gateways
     model = _used_model(old.url)
     same = model.model_copy(update={"reasoning_effort": "low"})
-    assert same._transport()._pool() is model._transport()._pool()
+    assert same._transport()._shared() == model._transport()._shared()
 
 
 def test_an_injected_client_in_a_copy_is_used(
@@ -102,6 +102,6 @@ def test_an_injected_client_in_a_copy_is_used(
     model = _used_model(old.url)
     with httpx.Client() as client:
         moved = model.model_copy(update={"http_client": client, "base_url": new.url})
-        assert moved._transport()._injected_client is client
+        assert moved._transport()._client()[0] is client
         assert moved.invoke("injected").content == "injected"
     assert [host for _, host in new.seen] == [new.url.removeprefix("http://")]

@@ -88,14 +88,14 @@ SCENARIOS = {
     "retried after a 503": Scenario(
         lambda gw: gw.add_error(503, "busy", retry_after=0.01).add_reply(text="Paris."),
         "Paris.",
-        fields={"max_retries": 1},
+        fields={"rate_limit_timeout": 1},
         waits=[0.01],
     ),
     "an error": Scenario(lambda gw: gw.add_error(400, "bad request body"), "bad request body"),
     "an error after a retry": Scenario(
         lambda gw: gw.add_error(429, "slow down", retry_after=0.01).add_error(401, "who?"),
         "who?",
-        fields={"max_retries": 1},
+        fields={"rate_limit_timeout": 1},
         waits=[0.01],  # the gateway's wait alone (on main 20012a2: [0.01, 0.99], a paced turn)
     ),
 }
@@ -301,8 +301,7 @@ def _stalling(log: list[str], *, interrupt: bool = False) -> tuple[ChatKimi, Bod
 
 
 def _nothing_left(model: ChatKimi, log: list[str]) -> None:
-    admission = model._transport()._pool().admission
-    assert (admission.in_flight, admission.queued) == (0, 0), "a pool slot was left held"
+    assert model._transport()._shared().gate.queued == 0, "a turn was left waiting"
     assert log == ["connection closed"]
 
 

@@ -226,7 +226,7 @@ def test_package_imports_resolves_every_form() -> None:
 def test_layer_of_places_modules() -> None:
     assert layer_of("langchain_kimi") == len(LAYERS) - 2  # the package's own __init__
     assert layer_of("langchain_kimi.testing.gateway") == len(LAYERS) - 1
-    assert layer_of("langchain_kimi._http.limits.admission") == 1
+    assert layer_of("langchain_kimi._http.limits.gate") == 1
     assert layer_of("langchain_kimi.protocols.openai_chat.web_search") == 3
     assert layer_of("langchain_kimi._errors") == 0
 
@@ -319,18 +319,28 @@ LIMITS = sorted(name for name in MODULES if name.startswith("langchain_kimi._htt
 
 
 def test_the_rate_policy_is_found() -> None:
-    assert "langchain_kimi._http.limits.controller" in LIMITS
+    assert "langchain_kimi._http.limits.rate" in LIMITS
 
 
 @pytest.mark.parametrize("name", LIMITS)
 def test_the_rate_policy_knows_no_connection(name: str) -> None:
-    """`_http/limits/` (admission, controller, retry) imports nothing of `_http/pool/` (the
-    connections): the pool builds its admission, never the reverse, so a policy change stays in
-    `limits/`."""
+    """`_http/limits/` (rate, gate, retry) imports nothing of `_http/pool/` (the connections):
+    the registry builds a key's gate, never the reverse, so a policy change stays in `limits/`."""
     assert sorted(t for t in ARROWS[name] if t.startswith("langchain_kimi._http.pool")) == []
 
 
 def test_the_connections_hold_no_rate_policy() -> None:
-    """`_http/pool/` keeps its connection modules only (connections, shared, spread, drains)."""
+    """`_http/pool/` keeps its connection modules only (clients, registry)."""
     pool = sorted(p.stem for p in (PACKAGE / "_http" / "pool").glob("*.py"))
-    assert pool == ["__init__", "connections", "drains", "shared", "spread"]
+    assert pool == ["__init__", "clients", "registry"]
+
+
+def _lines(folder: Path) -> int:
+    return sum(len(p.read_text(encoding="utf-8").splitlines()) for p in folder.rglob("*.py"))
+
+
+def test_the_http_layer_stays_small() -> None:
+    """The rate policy and the connections in at most 900 lines, the whole HTTP layer in 2,400."""
+    http = PACKAGE / "_http"
+    assert _lines(http / "limits") + _lines(http / "pool") <= 900
+    assert _lines(http) <= 2400

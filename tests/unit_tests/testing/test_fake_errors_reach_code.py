@@ -30,7 +30,7 @@ def test_a_scripted_server_error_reaches_the_code_at_once(protocol: str, status:
 def test_max_retries_two_is_three_attempts_on_three_steps(protocol: str) -> None:
     gw = FakeKimiGateway()
     for _ in range(3):
-        gw.add_error(503, retry_after=0.001)
+        gw.add_error(500, retry_after=0.001)
     gw.add_reply(text="never served")
     with pytest.raises(KimiAPIError):
         gw.chat_model(protocol=protocol, max_retries=2).invoke("Hi")
@@ -41,9 +41,10 @@ def test_max_retries_two_is_three_attempts_on_three_steps(protocol: str) -> None
 
 def test_a_retried_429_then_a_reply() -> None:
     gw = FakeKimiGateway().add_error(429, retry_after=0.001).add_reply(text="ok")
-    assert gw.chat_model(max_retries=1).invoke("Hi").content == "ok"
+    # A refusal spends no retry: it waits within `rate_limit_timeout` (0 in the kit: raised).
+    assert gw.chat_model(rate_limit_timeout=1).invoke("Hi").content == "ok"
     with pytest.raises(KimiRateLimitError):
-        FakeKimiGateway().add_error(429).chat_model().invoke("Hi")
+        FakeKimiGateway().add_error(429).chat_model(max_retries=5).invoke("Hi")
 
 
 def test_the_fallback_switch_is_served_only_when_asked() -> None:

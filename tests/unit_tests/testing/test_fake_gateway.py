@@ -287,7 +287,7 @@ def test_errors_come_out_typed_with_the_request_id(protocol: str) -> None:
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_retried_error_is_followed_by_the_next_step(protocol: str) -> None:
-    gw = FakeKimiGateway().add_error(503, retry_after=0.01).add_reply(text="Recovered.")
+    gw = FakeKimiGateway().add_error(500, retry_after=0.01).add_reply(text="Recovered.")
     model = gw.chat_model(protocol=protocol, max_retries=1)
     assert model.invoke("Hi").content == "Recovered."
     assert len(gw.requests) == 2

@@ -46,7 +46,7 @@ def test_steps_before_a_repeating_one_are_served_first() -> None:
 
 
 def test_a_repeating_error_answers_every_retry() -> None:
-    gw = FakeKimiGateway().add_error(503, repeat=True)
+    gw = FakeKimiGateway().add_error(500, repeat=True)
     model = gw.chat_model(max_retries=2)
     with pytest.raises(KimiAPIError):
         model.invoke("Hi")

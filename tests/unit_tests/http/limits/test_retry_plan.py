@@ -1,5 +1,6 @@
-"""`retry.RetryPlan.after`, the one decision per failed attempt, on its own: re-queued attempts,
-a wait of 0, the fallback walk, what it logs, and the error it builds when it does not retry.
+"""`retry.RetryPlan.after`, the one decision per failed attempt, on its own: refusals wait within
+`rate_limit_timeout` and spend no retry, other failures spend `max_retries` then move to the
+fallback, what it logs, and the error it builds when it gives up.
 
 Pure: no transport, no clock; the jitter is pinned to the top of its range (the whole backoff).
 """
@@ -10,141 +11,197 @@ import logging
 
 import pytest
 
-from langchain_kimi._errors import KimiAPIError, KimiError, KimiRateLimitError
-from langchain_kimi._http.limits.retry import Failure, RetryPlan, backoff_delay
+from langchain_kimi._errors import (
+    KimiAPIError,
+    KimiConnectionError,
+    KimiQuotaExceededError,
+    KimiRateLimitError,
+)
+from langchain_kimi._http.limits.knobs import KNOBS
+from langchain_kimi._http.limits.retry import (
+    REFUSAL_STATUS,
+    Failure,
+    RetryPlan,
+    backoff_delay,
+    is_retryable_status,
+    not_retried,
+)
 
-A, B, C = "https://a.example", "https://b.example", "https://c.example"
+A, B = "https://a.example", "https://b.example"
 
 
-def plan(*bases: str, max_retries: int = 2, budget: float | None = None) -> RetryPlan:
-    return RetryPlan(bases or (A,), max_retries, budget=budget, jitter=lambda low, high: high)
+def top(low: float, high: float) -> float:
+    return high
 
 
-def throttled(retry_after: float | None = None) -> Failure:
-    error = KimiRateLimitError("slow down", status_code=429)
-    return Failure(error, retryable=True, fallback=False, retry_after=retry_after)
+def plan(*bases: str, max_retries: int = 2, budget: float = 300.0) -> RetryPlan:
+    return RetryPlan(bases or (A,), max_retries, budget, jitter=top)
 
 
-def busy(retry_after: float | None = None, *, status: int = 503) -> Failure:
-    error = KimiAPIError("busy", status_code=status)
+def refused(retry_after: float | None = None, *, status: int = 429) -> Failure:
+    cls = KimiRateLimitError if status == 429 else KimiAPIError
+    error = cls("slow down", status_code=status, request_id="req_1")
+    return Failure(error, retryable=True, fallback=status >= 500, retry_after=retry_after)
+
+
+def failed(status: int = 500, retry_after: float | None = None) -> Failure:
+    error = KimiAPIError("broken", status_code=status)
     return Failure(error, retryable=True, fallback=True, retry_after=retry_after)
 
 
-# -- a wait of 0 ("now") ------------------------------------------------------------------------
+# -- refusals: no retry spent, a wait within the budget ----------------------------------------
 
 
-def test_a_retry_told_to_wait_0_backs_off_as_told_nothing() -> None:
-    # The openai and anthropic SDKs honour a Retry-After only above 0 (issue 29).
-    told_zero, told_nothing = plan(), plan()
-    waits = [told_zero.after(throttled(0.0)) for _ in range(2)]
-    assert waits == [told_nothing.after(throttled(None)) for _ in range(2)]
-    assert waits == [backoff_delay(0, jitter=lambda low, high: high), 1.0]
-    assert told_zero.attempt == 2
+@pytest.mark.parametrize("status", sorted(REFUSAL_STATUS))
+def test_a_refusal_spends_no_retry_and_waits_its_retry_after(status: int) -> None:
+    call = plan(max_retries=0)
+    for _ in range(5):
+        assert call.after(refused(1.5, status=status)) == 1.5
+    assert call.attempt == 0
+    assert call.waited == pytest.approx(7.5)
 
 
-def test_a_retry_told_to_wait_a_little_waits_just_that() -> None:
-    assert plan().after(throttled(0.01)) == 0.01
+def test_a_refusal_naming_no_wait_or_now_backs_off_per_refusal() -> None:
+    call = plan()
+    waits = [call.after(refused(None)), call.after(refused(0.0)), call.after(refused(None))]
+    assert waits == [backoff_delay(n, jitter=top) for n in range(3)]
+    assert waits == [KNOBS.backoff_first, 2 * KNOBS.backoff_first, 4 * KNOBS.backoff_first]
 
 
-# -- re-queued attempts (a crowded call that only lost its turn) ---------------------------------
-
-
-def test_a_requeued_429_waits_its_retry_after_and_spends_no_retry() -> None:
-    requeued = plan(max_retries=1)
-    assert requeued.after(throttled(0.25), requeue=True) == 0.25
-    assert requeued.after(throttled(0.0), requeue=True) == 0.0  # "now": its paced turn only
-    assert requeued.attempt == 0
-
-
-def test_a_requeued_429_naming_no_wait_goes_for_its_paced_turn_at_once() -> None:
-    assert plan(max_retries=1).after(throttled(None), requeue=True) == 0.0
-
-
-def test_a_requeued_overload_naming_no_wait_backs_off_once() -> None:
-    for status in (503, 529):
-        requeued = plan(max_retries=1)
-        assert requeued.after(busy(None, status=status), requeue=True) == 0.5
-        assert requeued.after(busy(None, status=status), requeue=True) == 0.5  # never more
-        assert requeued.attempt == 0
-
-
-def test_a_requeued_wait_beyond_the_pool_timeout_fails_the_call() -> None:
-    error = plan(budget=1.0).after(throttled(2.0), requeue=True)
+def test_a_refusal_is_raised_once_the_budget_cannot_hold_its_wait() -> None:
+    call = plan(budget=10.0)
+    assert call.after(refused(6.0)) == 6.0
+    error = call.after(refused(6.0))  # 12 s in all would pass the budget: raised now
     assert isinstance(error, KimiRateLimitError)
-    assert "longer than this call's pool timeout of 1s" in error.message
-
-
-def test_with_max_retries_0_a_requeue_is_refused_too() -> None:
-    failure = throttled(0.25)
-    assert plan(max_retries=0).after(failure, requeue=True) is failure.error
-
-
-# -- the fallback walk -------------------------------------------------------------------------
-
-
-def test_the_fallbacks_are_walked_in_order_each_with_its_retries() -> None:
-    walk = plan(A, B, C, max_retries=0)
-    assert walk.after(busy()) == 0.0
-    assert walk.base == B
-    assert walk.after(busy()) == 0.0
-    assert walk.base == C
-    failure = busy()
-    assert walk.after(failure) is failure.error  # no base left
-
-
-# -- what it logs --------------------------------------------------------------------------------
-
-
-def _logged(caplog: pytest.LogCaptureFixture) -> list[tuple[int, str]]:
-    return [(record.levelno, record.getMessage()) for record in caplog.records]
-
-
-def test_each_decision_is_logged_with_the_base_the_path_and_the_error(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    caplog.set_level(logging.DEBUG, logger="langchain_kimi")
-    walk = plan(A, B, max_retries=1)
-    walk.after(throttled(0.25), "/v1/chat", requeue=True)
-    walk.after(busy(), "/v1/chat")
-    walk.after(busy(), "/v1/chat")
-    assert _logged(caplog) == [
-        (logging.DEBUG, f"re-queued {A}/v1/chat after: slow down"),
-        (logging.INFO, f"retrying {A}/v1/chat in 0.50s (retry 1 of 1): busy"),
-        (logging.WARNING, f"{A}/v1/chat failed (busy); switching to the fallback {B}"),
-    ]
-
-
-def test_without_a_path_the_log_names_the_base_alone(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="langchain_kimi")
-    plan().after(throttled(0.25), requeue=True)
-    assert _logged(caplog) == [(logging.DEBUG, f"re-queued {A} after: slow down")]
-
-
-def test_a_wait_refused_for_the_pool_timeout_is_not_logged_as_a_retry(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    caplog.set_level(logging.DEBUG, logger="langchain_kimi")
-    assert isinstance(plan(budget=1.0).after(throttled(2.0)), KimiError)
-    assert _logged(caplog) == []
-
-
-# -- the error built when the wait is too long -------------------------------------------------
-
-
-def test_the_error_for_a_wait_beyond_the_pool_timeout_keeps_every_field_of_the_failure() -> None:
-    original = KimiRateLimitError(
-        "slow down",
-        status_code=429,
-        error_type="rate_limit_error",
-        request_id="req_1",
-        body='{"error": "slow down"}',
-        code="rate_limited",
-    )
-    error = plan(budget=1.0).after(Failure(original, True, False, retry_after=2.0))
-    assert type(error) is KimiRateLimitError
-    kept = ("status_code", "error_type", "request_id", "body", "code")
-    assert [getattr(error, name) for name in kept] == [getattr(original, name) for name in kept]
     assert error.message == (
-        "slow down (the gateway asked to retry after 2s, longer than this call's pool timeout "
-        "of 1s: not retried)"
+        "slow down (waited 6s for the gateway's rate limit, and rate_limit_timeout=10s)"
     )
+    assert error.request_id == "req_1"
+    assert error.status_code == 429
+
+
+def test_a_wait_that_fits_the_budget_exactly_is_waited() -> None:
+    call = plan(budget=2.0)
+    assert call.after(refused(2.0)) == 2.0
+    assert call.left == 0.0
+
+
+def test_a_budget_of_0_raises_the_first_refusal() -> None:
+    error = plan(budget=0.0).after(refused(0.5))
+    assert isinstance(error, KimiRateLimitError)
+
+
+def test_an_overload_is_raised_with_its_own_class() -> None:
+    error = plan(budget=0.0).after(refused(1.0, status=529))
+    assert type(error) is KimiAPIError
+    assert error.status_code == 529
+
+
+def test_a_429_never_moves_to_the_fallback() -> None:
+    call = plan(A, B, max_retries=0)
+    for _ in range(3):
+        assert call.after(refused(0.1)) == 0.1
+    assert call.base == A
+
+
+@pytest.mark.parametrize("status", [503, 529])
+def test_an_overload_with_a_fallback_after_it_spends_retries_then_moves(status: int) -> None:
+    call = plan(A, B, max_retries=1)
+    assert call.after(refused(0.1, status=status)) == 0.1  # a retry spent
+    assert call.attempt == 1
+    assert call.after(refused(0.1, status=status)) == 0.0
+    assert call.base == B
+    for _ in range(4):  # on the last base it is a refusal: no retry spent
+        assert call.after(refused(0.1, status=status)) == 0.1
+    assert call.attempt == 0
+
+
+def test_a_spent_quota_is_not_a_refusal_and_is_raised_at_once() -> None:
+    error = KimiQuotaExceededError("quota", status_code=429)
+    failure = Failure(error, retryable=False, fallback=False)
+    assert not failure.refusal
+    assert plan().after(failure) is error
+
+
+def test_only_429_503_and_529_are_refusals() -> None:
+    assert {429, 503, 529} == REFUSAL_STATUS
+    for status in (500, 502, 504, 408, 409):
+        assert not failed(status).refusal
+    assert refused(status=503).refusal
+
+
+# -- other failures: max_retries, then the fallback --------------------------------------------
+
+
+def test_a_failure_spends_a_retry_after_the_backoff() -> None:
+    call = plan(max_retries=2)
+    assert call.after(failed()) == KNOBS.backoff_first
+    assert call.after(failed()) == 2 * KNOBS.backoff_first
+    assert call.attempt == 2
+    error = failed()
+    assert call.after(error) is error.error
+    assert call.waited == 0.0  # failures do not spend the rate-limit budget
+
+
+def test_a_failure_waits_its_retry_after_when_it_names_one() -> None:
+    assert plan().after(failed(retry_after=3.0)) == 3.0
+
+
+def test_spent_retries_move_to_the_fallback_with_retries_again() -> None:
+    call = plan(A, B, max_retries=1)
+    call.after(failed())
+    assert call.after(failed()) == 0.0
+    assert call.base == B
+    assert call.attempt == 0
+    call.after(failed())
+    error = failed()
+    assert call.after(error) is error.error
+
+
+def test_a_failure_the_fallback_cannot_cure_is_raised_after_the_retries() -> None:
+    error = KimiConnectionError("no route")
+    failure = Failure(error, retryable=True, fallback=False)
+    call = plan(A, B, max_retries=0)
+    assert call.after(failure) is error
+    assert call.base == A
+
+
+def test_a_failure_not_retryable_is_raised_at_once() -> None:
+    error = KimiAPIError("bad", status_code=400)
+    assert plan().after(Failure(error, retryable=False, fallback=False)) is error
+
+
+def test_the_backoff_doubles_up_to_the_cap_with_full_jitter() -> None:
+    waits = [backoff_delay(n, jitter=top) for n in range(8)]
+    assert waits[0] == KNOBS.backoff_first
+    assert max(waits) == KNOBS.backoff_cap
+    assert backoff_delay(3, jitter=lambda low, high: low) == 0.0
+
+
+def test_retryable_statuses() -> None:
+    assert [s for s in (400, 401, 404, 408, 409, 429, 500, 503, 529) if is_retryable_status(s)] == [
+        408, 409, 429, 500, 503, 529,
+    ]  # fmt: skip
+
+
+def test_not_retried_keeps_the_class_and_fields_and_adds_why() -> None:
+    error = KimiRateLimitError("slow", status_code=429, error_type="t", request_id="r", code="c")
+    again = not_retried(error, "why")
+    assert type(again) is KimiRateLimitError
+    assert (again.message, again.status_code, again.error_type, again.request_id, again.code) == (
+        "slow (why)", 429, "t", "r", "c",
+    )  # fmt: skip
+    assert error.message == "slow"
+
+
+def test_what_it_logs(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="langchain_kimi")
+    call = plan(A, B, max_retries=1)
+    call.after(refused(0.25), "/v1/messages")
+    call.after(failed(), "/v1/messages")
+    call.after(failed(), "/v1/messages")
+    assert [r.getMessage() for r in caplog.records] == [
+        f"refused: {A}/v1/messages again in 0.25s: slow down",
+        f"retrying {A}/v1/messages in 0.50s (retry 1 of 1): broken",
+        f"{A}/v1/messages failed (broken); switching to the fallback {B}",
+    ]

@@ -1,5 +1,5 @@
-"""A forked child starts with fresh pools: its own connections, its own admission, never the
-parent's socket (issue 23, item 1). Gunicorn/uWSGI pre-fork, Celery prefork and multiprocessing
+"""A forked child starts with a fresh registry: its own connections, its own gates, never the
+parent's socket. Gunicorn/uWSGI pre-fork, Celery prefork and multiprocessing
 all fork a process that may already have called the gateway.
 
 Real `os.fork()` against a loopback echo gateway: every answer says which request it answers, so a
@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from langchain_kimi import ChatKimi
-from langchain_kimi._http.pool import shared
+from langchain_kimi._http.pool import registry
 from tests.support.echo_gateway import EchoServer
 from tests.support.loopback import running
 
@@ -89,10 +89,7 @@ def test_parent_and_child_each_get_their_own_answers(gateway: EchoServer) -> Non
         assert parent == [f"parent-{i}" for i in range(3)]
 
 
-def test_the_child_of_a_process_with_calls_in_flight_calls_at_once(
-    gateway: EchoServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(shared, "CAPACITY", 4)  # a full pool with 4 calls instead of 200
+def test_the_child_of_a_process_with_calls_in_flight_calls_at_once(gateway: EchoServer) -> None:
     release = threading.Event()
     held = threading.Semaphore(0)
 
@@ -101,14 +98,12 @@ def test_the_child_of_a_process_with_calls_in_flight_calls_at_once(
         release.wait(20)
 
     gateway.on_request = hold
-    # The child's single call may wait 3 s for a slot: long enough for a fresh pool, far shorter
-    # than the parent's held calls (released only after the child has answered).
-    model = _model(gateway.url, timeout=httpx.Timeout(10, pool=3))
+    # The parent's held calls are released only after the child has answered.
+    model = _model(gateway.url, timeout=httpx.Timeout(10))
     with ThreadPoolExecutor(4) as pool:
         in_flight = [pool.submit(model.invoke, f"held-{i}") for i in range(4)]
         for _ in range(4):
             assert held.acquire(timeout=10)
-        assert model._transport()._pool().admission.in_flight == 4
         gateway.on_request = None
         _, child = _in_child(lambda: _answers(model, "child", 1))
         try:
@@ -143,16 +138,23 @@ def test_fork_pool_workers_building_new_models_get_right_answers(
 def test_a_fresh_child_registry_after_fork(gateway: EchoServer) -> None:
     model = _model(gateway.url)
     model.invoke("warm")
-    parent_pool = model._transport()._pool()
+    parent = model._transport()._shared()
 
     def child_state() -> object:
-        child_pool = model._transport()._pool()
+        child = model._transport()._shared()
         return {
-            "same pool": child_pool is parent_pool,
-            "registered": len(shared._POOLS),
+            "same clients": child.clients is parent.clients,
+            "same gate": child.gate is parent.gate,
+            "registered": len(registry._GATEWAYS),
             "answer": model.invoke("child").content,
-            "in flight after": child_pool.admission.in_flight,
+            "queued after": child.gate.queued,
         }
 
     _, state = _in_child(child_state)
-    assert state() == {"same pool": False, "registered": 1, "answer": "child", "in flight after": 0}
+    assert state() == {
+        "same clients": False,
+        "same gate": False,
+        "registered": 1,
+        "answer": "child",
+        "queued after": 0,
+    }

@@ -1,9 +1,6 @@
-"""Pools are freed: a pool whose last model is gone, or a client whose event loop is gone, gives
-its connections back after an idle expiry (issue 23, item 4). One model per tenant key, or one
-event loop per request, must not grow file descriptors and memory without bound.
-
-The expiry is set to 0 here (`IDLE_SECONDS`); the next registry change or new loop sweeps.
-"""
+"""What a process holds follows its models and calls, not the keys, loops and bursts it has seen:
+a key's gate is forgotten with its last model, a loop's client is closed once idle and goes with
+a loop dropped without closing, and one TLS context serves every client."""
 
 from __future__ import annotations
 
@@ -19,8 +16,9 @@ import httpx
 import pytest
 
 from langchain_kimi import ChatKimi
-from langchain_kimi._http.pool import connections, shared
+from langchain_kimi._http.pool import clients, registry
 from tests.support.echo_gateway import EchoServer
+from tests.support.fake_transport import loop_clients
 from tests.support.loopback import running
 
 pytestmark = [
@@ -32,9 +30,9 @@ pytestmark = [
 
 
 @pytest.fixture
-def gateway(monkeypatch: pytest.MonkeyPatch) -> Iterator[EchoServer]:
-    monkeypatch.setattr(shared, "IDLE_SECONDS", 0.0)
+def gateway() -> Iterator[EchoServer]:
     with running(EchoServer()) as server:
+        assert isinstance(server, EchoServer)
         yield server
 
 
@@ -55,75 +53,103 @@ def _settled_fds(at_most: int) -> int:
     return count
 
 
-def test_one_model_per_key_gives_its_pool_back_when_the_models_are_gone(
-    gateway: EchoServer,
-) -> None:
+def _gates(model: ChatKimi) -> int:
+    gateway_key = model._transport()._gateway_key
+    return len(registry._GATEWAYS[gateway_key].gates)
+
+
+def test_a_keys_gate_is_forgotten_with_its_last_model(gateway: EchoServer) -> None:
     gc.collect()
-    fds, pools = _open_fds(), len(shared._POOLS)
+    fds = _open_fds()
     for i in range(400):
         model = _model(gateway.url, f"sk-tenant-{i:04d}-0123456789abcdef")
         assert model.invoke(f"tenant {i}").content == f"tenant {i}"
         del model
     gc.collect()
-    last = _model(gateway.url, "sk-tenant-last-0123456789abcdef")  # a registry change sweeps
+    last = _model(gateway.url, "sk-tenant-last-0123456789abcdef")
     assert last.invoke("last").content == "last"
-    assert len(shared._POOLS) <= pools + 1
-    assert _settled_fds(fds + 4) <= fds + 4  # the last model's connection, both ends
+    assert _gates(last) == 1  # the 400 keys' gates are gone: only the last model's is left
+    assert _settled_fds(fds + 4) <= fds + 4  # the gateway's one connection, both ends
 
 
-def test_a_pool_in_use_is_kept_while_idle_ones_go(gateway: EchoServer) -> None:
+def test_a_gate_in_use_is_kept_while_the_others_go(gateway: EchoServer) -> None:
     kept = _model(gateway.url, "sk-kept-0123456789abcdef")
     kept.invoke("warm")
-    pool = kept._transport()._pool()
+    share = kept._transport()._shared()
     for i in range(3):
         _model(gateway.url, f"sk-gone-{i}-0123456789abcdef").invoke("once")
     gc.collect()
-    _model(gateway.url, "sk-another-0123456789abcdef").invoke("sweep")
-    assert kept._transport()._pool() is pool  # still registered, still warm
-    assert pool in shared._POOLS.values()
-    assert not pool.sync_client().is_closed
+    assert kept._transport()._shared() is share
+    assert _gates(kept) == 1
     assert kept.invoke("still").content == "still"
 
 
 def test_event_loops_dropped_without_close_do_not_keep_their_clients(gateway: EchoServer) -> None:
     model = _model(gateway.url, "sk-loops-0123456789abcdef")
-    asyncio.run(model.ainvoke("warm"))  # the pool and its first async client exist
+    asyncio.run(model.ainvoke("warm"))
     gc.collect()
     fds = _open_fds()
     for i in range(60):
         loop = asyncio.new_event_loop()
         assert loop.run_until_complete(model.ainvoke(f"loop {i}")).content == f"loop {i}"
-        del loop  # never closed: its selector, self-pipe and connection stay open until swept
+        del loop  # never closed: its selector, self-pipe and connection stay open until collected
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
-        asyncio.run(model.ainvoke("sweep"))
         gc.collect()
-    pool = model._transport()._pool()
-    assert len(pool.connections.async_clients()) <= 1
+    assert len(loop_clients(model._transport())) == 0
     # A loop costs 4 descriptors here (selector, self-pipe pair, one connection) + the server's.
     assert _settled_fds(fds + 8) <= fds + 8
 
 
+def test_a_loops_client_is_closed_once_idle_for_httpxs_keep_alive_expiry(
+    gateway: EchoServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(clients, "LIMITS", httpx.Limits(keepalive_expiry=0.05))
+    model = _model(gateway.url, "sk-idle-loop-0123456789abcdef")
+
+    async def call_then_idle() -> tuple[httpx.AsyncClient, bool, int]:
+        assert (await model.ainvoke("busy")).content == "busy"
+        client = loop_clients(model._transport())[0]
+        open_while_idle = not client.is_closed
+        await asyncio.sleep(0.3)  # the loop lives on, idle
+        return client, open_while_idle, len(loop_clients(model._transport()))
+
+    client, open_while_idle, left = asyncio.run(call_then_idle())
+    assert open_while_idle
+    assert client.is_closed
+    assert left == 0
+
+
+def test_a_loops_client_in_use_is_not_closed_when_idle_time_passes(
+    gateway: EchoServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(clients, "LIMITS", httpx.Limits(keepalive_expiry=0.05))
+    model = _model(gateway.url, "sk-busy-loop-0123456789abcdef")
+    gateway.on_request = lambda body: time.sleep(0.2)  # each answer outlasts the expiry
+
+    async def calls() -> list[str]:
+        replies = await asyncio.gather(*(model.ainvoke(f"slow {i}") for i in range(3)))
+        return [str(reply.content) for reply in replies]
+
+    assert asyncio.run(calls()) == [f"slow {i}" for i in range(3)]
+
+
 def _ssl_context_of(client: httpx.Client | httpx.AsyncClient) -> object:
-    """The TLS context of the first httpcore pool behind a client's spread transport."""
-    places = client._transport._places  # type: ignore[union-attr]
-    index = places.take()  # opens its first httpcore pool, as a request would
-    places.give_back(index)
-    return places.pools[index]._pool._ssl_context
+    return client._transport._pool._ssl_context  # type: ignore[attr-defined]
 
 
 def test_a_new_loop_client_is_cheap(gateway: EchoServer) -> None:
-    """No per-client TLS context: every client of every pool shares one (it takes ~90 ms to load
-    the CA bundle; a new loop would pay it on every `asyncio.run`)."""
+    """No per-client TLS context: every client shares one (it takes ~90 ms to load the CA
+    bundle; a new loop would pay it on every `asyncio.run`)."""
     model = _model(gateway.url, "sk-cheap-0123456789abcdef")
-    pool = model._transport()._pool()
 
     async def client_context() -> object:
-        return _ssl_context_of(await pool.async_client())
+        await model.ainvoke("hi")
+        return _ssl_context_of(loop_clients(model._transport())[0])
 
     first, second = asyncio.run(client_context()), asyncio.run(client_context())
     assert first is second
-    assert _ssl_context_of(pool.sync_client()) is first
+    assert _ssl_context_of(model._transport()._client()[0]) is first
 
 
 def test_the_shared_tls_context_follows_the_ca_variables(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,9 +157,9 @@ def test_the_shared_tls_context_follows_the_ca_variables(monkeypatch: pytest.Mon
     client (a test's own CA, a corporate bundle) is still honoured."""
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
-    default = connections._tls_context()
-    assert connections._tls_context() is default
+    default = clients.tls_context()
+    assert clients.tls_context() is default
     monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
-    own = connections._tls_context()
+    own = clients.tls_context()
     assert own is not default
-    assert connections._tls_context() is own
+    assert clients.tls_context() is own

@@ -1,4 +1,4 @@
-"""ChatKimi instances with the same transport settings share one connection pool (as ChatOpenAI's
+"""ChatKimi instances with the same gateway share its connections, and with the same key its gate (as ChatOpenAI's
 default httpx clients are shared): throwaway instances are cheap and leave no ResourceWarning;
 closing one never breaks another; the last explicit close closes the pool."""
 
@@ -11,8 +11,9 @@ import warnings
 import pytest
 
 from langchain_kimi import ChatKimi
-from langchain_kimi._http.pool import shared as _pool
+from langchain_kimi._http.pool import registry
 from tests.support.chat_server import SECRET
+from tests.support.fake_transport import loop_clients
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 
@@ -31,27 +32,34 @@ def test_throwaway_instances_leave_no_resource_warning(base_url: str) -> None:
     assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
-def test_same_settings_share_a_pool_other_settings_do_not(base_url: str) -> None:
+def test_same_settings_share_a_gateway_and_a_gate_other_settings_do_not(base_url: str) -> None:
     first, second = _model(base_url), _model(base_url, timeout=30, max_retries=5)
-    pool = first._transport()._pool()
-    assert second._transport()._pool() is pool  # timeouts travel per request: same pool
-    other_key = _model(base_url, api_key="sk-another-key-0123456789")
-    assert other_key._transport()._pool() is not pool  # rate limits are per key
-    assert _model(base_url, fallback_base_url="http://127.0.0.1:9")._transport()._pool() is not pool
-    assert SECRET not in repr(pool)
-    assert all(SECRET not in repr(key) for key in _pool._POOLS)
+    share = first._transport()._shared()
+    assert second._transport()._shared() == share  # timeouts travel per request: same share
+    other_key = _model(base_url, api_key="sk-another-key-0123456789")._transport()._shared()
+    assert other_key.clients is share.clients  # connections are per gateway
+    assert other_key.gate is not share.gate  # rate limits are per key
+    fallback = _model(base_url, fallback_base_url="http://127.0.0.1:9")._transport()._shared()
+    assert fallback.clients is not share.clients
+    assert SECRET not in repr(share)
+    assert all(SECRET not in repr(key) for key in registry._GATEWAYS)
+    assert all(
+        SECRET not in str(gate_key)
+        for gateway in registry._GATEWAYS.values()
+        for gate_key in gateway.gates
+    )
 
 
 def test_closing_one_instance_leaves_the_shared_pool_open(base_url: str) -> None:
     first, second = _model(base_url), _model(base_url)
     first.invoke("hi")
     second.invoke("hi")
-    client = second._transport()._pool().sync_client()
-    assert first._transport()._pool().sync_client() is client
+    client = second._transport()._client()[0]
+    assert first._transport()._client()[0] is client
     first.close()
     assert not client.is_closed
     assert second.invoke("hi").content == "OK"
-    assert second._transport()._pool().sync_client() is client  # still the same warm pool
+    assert second._transport()._client()[0] is client  # still the same warm client
     assert first.invoke("hi").content == "OK"  # a closed instance can be used again
     first.close()
     second.close()
@@ -64,8 +72,7 @@ async def test_async_close_of_one_instance_leaves_the_other_working(
 ) -> None:
     first, second = _model(base_url), _model(base_url)
     await asyncio.gather(first.ainvoke("hi"), second.ainvoke("hi"))
-    pool = second._transport()._pool()
-    client = await pool.async_client()
+    client = loop_clients(second._transport())[0]
     await first.aclose()
     assert not client.is_closed
     assert (await second.ainvoke("hi")).content == "OK"
@@ -76,12 +83,11 @@ async def test_async_close_of_one_instance_leaves_the_other_working(
 def test_collected_instances_keep_the_pool_warm(base_url: str) -> None:
     model = _model(base_url)
     model.invoke("hi")
-    pool = model._transport()._pool()
-    client = pool.sync_client()
+    client = model._transport()._client()[0]
     del model
     gc.collect()
     survivor = _model(base_url)
-    assert survivor._transport()._pool() is pool
+    assert survivor._transport()._client()[0] is client
     assert not client.is_closed
     survivor.close()
     assert client.is_closed  # the collected instance's share was returned, not leaked

@@ -1,38 +1,34 @@
-"""A discrete-event simulation of the shipped pools against one rate-limited gateway.
+"""A discrete-event simulation of the shipped rate policy against one rate-limited gateway.
 
-Nothing sleeps: time is the simulation's own, events run in time order. What is simulated is only
-the outside world; the client side is the shipped code itself, driven as the transport drives it
-(`_http/_async/exchange.py`): each call takes its turns through `Admission` (`AdmittedCall._turns`,
-the queue, the in-flight capacity, the pacer, the pool timeout), reports each attempt's outcome
-on its `Permit`, and after a 429 asks `RetryPlan.after` (with the pool's free re-queue rule) what
-to do next. One `Admission` per simulated client process, all
-behind one gateway (several processes sharing one key).
+Nothing sleeps: time is the simulation's own, events run in time order. Only the outside world
+is simulated; the client side is the shipped code, driven as the transport drives it
+(`_http/_async/exchange.py`): each attempt of a call takes its turn through the key's `Gate`
+(`Gate.turns`, with the call's ticket and its deadline), each outcome is reported as `report`
+reports it, and after a failed attempt `RetryPlan.after` says what to do. One `Gate` per simulated
+client process, all behind one gateway (several processes sharing one key).
 
 The world varies as real gateways and clients do:
 
 - the gateway admits `rate` requests/s with a bucket of `burst` seconds' worth (the limit may move
   at `limit_after`), answers an admitted call after a uniform draw from `latency`, and refuses
   with 429 after a draw from `refusal` seconds, with `Retry-After` in the form `retry_after` names;
-- or it limits otherwise (the kinds of issue 29; the client is never told which): `rate` per whole
-  second (`fixed_window`) or per trailing second (`sliding_window`), at most `concurrency_limit`
-  requests in flight, `tokens_per_minute` (a bucket of a minute's tokens; prompts drawn from
-  `prompt_tokens`); and it may be overloaded (`overload`: a share of the requests refused with a
-  503 or 529, with or without `Retry-After: 1`, until some time) whatever its limit;
-  the kinds other than the token bucket are `benchmarks.limits`' classes, the loopback
-  gateway's own;
+- or it limits otherwise (the client is never told which): `rate` per whole second
+  (`fixed_window`) or per trailing second (`sliding_window`), at most `concurrency_limit`
+  requests in flight, `tokens_per_minute` (prompts drawn from `prompt_tokens`); and it may be
+  overloaded (`overload`: a share of the requests refused with a 503 or 529, with or without
+  `Retry-After: 1`, until some time) whatever its limit; the kinds are `benchmarks.limits`'
+  classes, the loopback gateway's own;
 - a client process writes one request per `send_cost` seconds and, like an event loop, reads no
-  response while it is writing a batch of granted requests (asyncio runs every ready task before
-  it polls the sockets): 256 calls granted at once are all sent before the first 429 is read;
+  response while it is writing (asyncio runs every ready task before it polls the sockets);
 - calls arrive as `abatch` sends them: `concurrency` at a time per process, the next one when one
   ends.
 
-`run` returns wall time / ideal (ideal = calls beyond the burst / rate + one mean answer, as issue
-20 measures), requests per answer, and failed calls.
+`run` returns wall time / ideal (ideal: `benchmarks.limits.ideal_seconds`, a bound no client
+beats), requests per answer, and the calls lost (with why).
 """
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 import itertools
 import math
@@ -41,13 +37,17 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
 from benchmarks import limits
+from langchain_kimi import ChatKimi
 from langchain_kimi._errors import KimiAPIError, KimiError, KimiRateLimitError
-from langchain_kimi._http.limits.admission import Admission, Permit, _Wait, _Waiter
-from langchain_kimi._http.limits.controller import Paced
-from langchain_kimi._http.limits.outcome import ANSWERED, outcome_of
-from langchain_kimi._http.limits.pacer import Pacer
+from langchain_kimi._http.config import DEFAULT_TIMEOUT
+from langchain_kimi._http.exchange import JsonReply, report
+from langchain_kimi._http.limits.gate import Gate, TurnTooLateError, Wait, Waiter
+from langchain_kimi._http.limits.rate import Sent
 from langchain_kimi._http.limits.retry import Failure, RetryPlan
-from langchain_kimi._http.pool.shared import CAPACITY, MAX_IN_FLIGHT
+
+RATE_LIMIT_TIMEOUT: float = ChatKimi.model_fields["rate_limit_timeout"].default
+POOL_TIMEOUT: float | None = DEFAULT_TIMEOUT.pool
+MAX_RETRIES: int = ChatKimi.model_fields["max_retries"].default
 
 
 @dataclass(frozen=True)
@@ -67,11 +67,9 @@ class Profile:
     burst: float = 1.0
     latency: tuple[float, float] = (0.05, 0.25)
     retry_after: str = "integer"  # integer | fraction | absent | zero | negative | date | huge
-    # | constant (60 s on every 429, whatever the wait: a gateway that asks the same long wait)
     calls: int = 400
     concurrency: int = 256
     processes: int = 1
-    retries: int = 2  # ChatKimi's default max_retries
     refusal: tuple[float, float] = (0.001, 0.003)  # how long a 429 takes to come back
     send_cost: float = 0.0004
     limit_after: tuple[float, float] | None = None  # (time, new rate): the limit moves
@@ -82,54 +80,43 @@ class Profile:
     tokens_per_minute: float | None = None  # a bucket of one minute's tokens, refilled steadily
     prompt_tokens: tuple[float, float] = (5_000, 15_000)  # each call's size (with a token limit)
     overload: Overload | None = None  # random 503/529 refusals, whatever the limit
-    pool_timeout: float | None = 900.0  # the shipped httpx.Timeout.pool
-    capacity: int = CAPACITY
+    max_retries: int = MAX_RETRIES
+    rate_limit_timeout: float = RATE_LIMIT_TIMEOUT
+    pool_timeout: float | None = POOL_TIMEOUT  # bounds the waits for a turn
+    adaptive: bool = True
 
 
 @dataclass(frozen=True)
 class Result:
     wall_over_ideal: float
     requests_per_answer: float
-    failed: int
-    pacers: list[Pacer] = field(repr=False)
-    admissions: list[Admission] = field(repr=False)
+    errors: list[str] = field(repr=False)
     end: float = 0.0
-    errors: list[str] = field(default_factory=list, repr=False)
+    gates: list[Gate] = field(default_factory=list, repr=False)
+
+    @property
+    def failed(self) -> int:
+        return len(self.errors)
 
 
 def header_seconds(form: str, wait: float, now: float) -> float | None:
-    """What the client reads from the 429's `Retry-After` (as `retry.retry_after_seconds` parses
-    it), for a gateway whose next token is `wait` seconds away at `now`."""
+    """What the client reads from the 429's `Retry-After` (as `retry_after_seconds` parses it),
+    for a gateway whose next token is `wait` seconds away at `now`."""
     if form == "integer":
         return float(max(1, math.ceil(wait)))
     if form == "fraction":
         return round(wait, 3)
     if form in ("zero", "negative"):
-        return 0.0  # a negative delay reads as "now" (`retry_after_seconds`)
+        return 0.0  # a negative delay reads as "now"
     if form == "date":  # one-second resolution: the whole second after the token is due
         return max(0.0, math.floor(now + wait) + 1 - now)
     if form == "huge":
         return 3600.0
-    if form == "constant":
-        return 60.0
     return None
 
 
-class _SimWaiter(_Waiter):
-    """A queued call whose wake-up is an event of the simulation."""
-
-    __slots__ = ("on_wake",)
-
-    def __init__(self, ticket: int, on_wake: Callable[[], None]) -> None:
-        super().__init__(ticket, None)
-        self.on_wake = on_wake
-
-    def wake(self) -> None:
-        self.on_wake()
-
-
 class _Process:
-    """One client process: its pool's admission, and its event loop's writing."""
+    """One client process: its key's gate, and its event loop's writing."""
 
     def __init__(self, sim: _Simulation, calls: int) -> None:
         self.sim = sim
@@ -137,21 +124,19 @@ class _Process:
         self.started = 0
         self.ended = 0
         self.busy_until = 0.0
-        self.admission = Admission(
-            sim.p.capacity, adaptive=True, clock=lambda: sim.now, max_capacity=MAX_IN_FLIGHT
-        )
+        self.gate = Gate(lambda: sim.now, adaptive=sim.p.adaptive)
 
     def start_calls(self) -> None:
         while self.started < self.calls and self.started - self.ended < self.sim.p.concurrency:
             self.started += 1
-            _Call(self).enter()
+            _Call(self).take_turn()
 
     def deliver(self, action: Callable[[], None]) -> None:
-        """A response arrives: read once the loop is done writing the current batch."""
+        """A response arrives: read once the loop is done writing."""
         self.sim.at(max(self.sim.now, self.busy_until), action)
 
     def write(self) -> float:
-        """One granted request is written; returns when it reaches the gateway."""
+        """One request is written; returns when it reaches the gateway."""
         start = max(self.sim.now, self.busy_until)
         self.busy_until = start + self.sim.p.send_cost
         return self.busy_until
@@ -165,22 +150,23 @@ class _Call:
         self.process = process
         self.sim = sim
         self.plan = RetryPlan(
-            ["gateway"], sim.p.retries, budget=sim.p.pool_timeout, jitter=sim.random.uniform
+            ["gateway"], sim.p.max_retries, sim.p.rate_limit_timeout, jitter=sim.random.uniform
         )
-        self.admitted = process.admission.call(sim.p.pool_timeout)
-        self.turns: Generator[_Wait, None, Permit] | None = None
+        self.ticket = process.gate.ticket()
         self.tokens = sim.random.uniform(*sim.p.prompt_tokens) if sim.p.tokens_per_minute else 0.0
+        self.turns: Generator[Wait, None, Sent] | None = None
+        self.waiter: Waiter | None = None
         self.version = 0  # a resume scheduled for an older wait is stale
-        self.sleeping = False  # a timed wait (paced turn, cool-down) is a plain sleep: no wake
 
-    def enter(self) -> None:
-        waiter = _SimWaiter(self.admitted._ticket, self._woken)
-        self.turns = self.admitted._turns(waiter)
+    def take_turn(self) -> None:
+        """`_aturn`: wait at the gate, at most the pool timeout."""
+        self.waiter = _SimWaiter(self.ticket, self._woken)
+        pool = self.sim.p.pool_timeout
+        deadline = self.sim.now + (math.inf if pool is None else pool)
+        self.turns = self.process.gate.turns(self.waiter, deadline)
         self._resume()
 
     def _woken(self) -> None:
-        if self.sleeping:
-            return
         self.version += 1
         version = self.version
         self.sim.at(self.sim.now, lambda: self._resume_if(version))
@@ -198,67 +184,51 @@ class _Call:
         except StopIteration as granted:
             self._send(granted.value)
             return
-        except KimiError as error:  # the pool timeout: the call fails, nothing sent
-            self._end(failed=f"{type(error).__name__}: {error}")
+        except TurnTooLateError as late:
+            self._end(failed=f"no turn to send within the pool timeout (waited {late.waited:g}s)")
             return
-        self.sleeping = wait.timed
-        if wait.seconds is not None:
-            self.sim.at(self.sim.now + wait.seconds, lambda: self._resume_if(version))
+        self.sim.at(self.sim.now + wait.seconds, lambda: self._resume_if(version))
 
-    def _send(self, permit: Permit) -> None:
+    def _send(self, sent: Sent) -> None:
         sim = self.sim
         arrives = self.process.write()
         sim.requests += 1
         overloaded = sim.overloaded(arrives)
         if overloaded is not None:
             status, seconds = overloaded
-            done = arrives + sim.random.uniform(*sim.p.refusal)
-            refused = lambda: self._refused(permit, status, seconds)  # noqa: E731
-            sim.at(done, lambda: self.process.deliver(refused))
+            self._refuse_at(arrives, sent, status, seconds)
             return
         wait = sim.gateway_take(arrives, self.tokens)
         if wait == 0:
             done = arrives + sim.random.uniform(*sim.p.latency)
             sim.admitted(done)
-            sim.at(done, lambda: self.process.deliver(lambda: self._answered(permit)))
+            sim.at(done, lambda: self.process.deliver(lambda: self._answered(sent)))
         else:
-            seconds = header_seconds(sim.p.retry_after, wait, arrives)
-            done = arrives + sim.random.uniform(*sim.p.refusal)
-            refused = lambda: self._refused(permit, 429, seconds)  # noqa: E731
-            sim.at(done, lambda: self.process.deliver(refused))
+            self._refuse_at(arrives, sent, 429, header_seconds(sim.p.retry_after, wait, arrives))
 
-    def _answered(self, permit: Permit) -> None:
-        permit.done(ANSWERED)
+    def _refuse_at(self, arrives: float, sent: Sent, status: int, seconds: float | None) -> None:
+        done = arrives + self.sim.random.uniform(*self.sim.p.refusal)
+        refused = lambda: self._refused(sent, status, seconds)  # noqa: E731
+        self.sim.at(done, lambda: self.process.deliver(refused))
+
+    def _answered(self, sent: Sent) -> None:
+        report(self.process.gate, sent, _ANSWER)
         self.sim.answers += 1
         self._end()
 
-    def _refused(self, permit: Permit, status: int, seconds: float | None) -> None:
-        if status == 429:
-            error: KimiError = KimiRateLimitError("429: slow down", status_code=429)
-        else:
-            error = KimiAPIError(f"{status}: overloaded", status_code=status)
+    def _refused(self, sent: Sent, status: int, seconds: float | None) -> None:
+        error: KimiError = (
+            KimiRateLimitError("429: slow down", status_code=429)
+            if status == 429
+            else KimiAPIError(f"{status}: overloaded", status_code=status)
+        )
         failure = Failure(error=error, retryable=True, fallback=True, retry_after=seconds)
-        permit.done(outcome_of(failure))
-        delay = self.plan.after(failure, requeue=self.admitted.requeues(failure))
-        if delay is failure.error:
-            self._end(failed=f"gave up after {self.plan.attempt} retries")
-            return
+        report(self.process.gate, sent, failure)
+        delay = self.plan.after(failure)
         if isinstance(delay, KimiError):
             self._end(failed=str(delay))
             return
-        if not delay:
-            self.enter()
-            return
-        # Asleep between attempts, as in the transport's `with admitted.resting(): sleep(...)`:
-        # the sleep is two events here, so the context is held open across them.
-        rest = contextlib.ExitStack()
-        rest.enter_context(self.admitted.resting())
-
-        def back() -> None:
-            rest.close()
-            self.enter()
-
-        self.sim.at(self.sim.now + delay, back)
+        self.sim.at(self.sim.now + delay, self.take_turn)
 
     def _end(self, failed: str | None = None) -> None:
         sim = self.sim
@@ -266,7 +236,23 @@ class _Call:
             sim.errors.append(failed)
         sim.end = max(sim.end, sim.now)
         self.process.ended += 1
-        self.process.start_calls()
+        sim.at(sim.now, self.process.start_calls)
+
+
+class _SimWaiter(Waiter):
+    """A queued attempt whose wake-up is an event of the simulation."""
+
+    __slots__ = ("on_wake",)
+
+    def __init__(self, ticket: int, on_wake: Callable[[], None]) -> None:
+        super().__init__(ticket)
+        self.on_wake = on_wake
+
+    def wake(self) -> None:
+        self.on_wake()
+
+
+_ANSWER = JsonReply({}, "gateway", None, 200)
 
 
 class _Simulation:
@@ -338,8 +324,7 @@ class _Simulation:
 
 
 def ideal_seconds(profile: Profile) -> float:
-    """What a client that knew the limit would take: the calls beyond the burst at the rate, plus
-    one mean answer (issue 20's measure); the throughput bound for the other kinds."""
+    """What a client told the limit would take at best (`benchmarks.limits.ideal_seconds`)."""
     return limits.ideal_seconds(
         _kind(profile),
         calls=profile.calls,
@@ -365,34 +350,15 @@ def _kind(profile: Profile) -> str:
     return "fixed" if profile.fixed_window else "bucket"
 
 
-def _pacer(admission: Admission) -> Pacer:
-    assert isinstance(admission.controller, Paced)
-    return admission.controller.pacer
-
-
-def run(
-    profile: Profile, seed: int = 0, *, setup: Callable[[_Simulation], None] | None = None
-) -> Result:
-    """One run of `profile`; `setup` may change the simulation's client processes before it
-    starts (`tests.support.told_pacer`)."""
+def run(profile: Profile, seed: int = 0) -> Result:
+    """One run of `profile` on `seed`'s draws."""
     sim = _Simulation(profile, seed)
-    if setup is not None:
-        setup(sim)
     ideal = ideal_seconds(profile)
-    # The ideal leaves out the client's own bound (`concurrency` calls at a time per process):
-    # the horizon does not, or 400 calls of 0.8-4 s, 4 at a time, would stop at 180 s.
-    in_turn = profile.calls / (profile.concurrency * profile.processes) * sum(profile.latency) / 2
-    # Nor a limit that falls: 400 calls within a 4 s burst of 100/s have an ideal of one answer,
-    # but a client that ramps up meets the fall to 3/s and sends the rest at 3/s.
-    fallen = profile.calls / profile.limit_after[1] if profile.limit_after else 0.0
-    sim.run(horizon=50 * max(ideal, in_turn) + fallen + 60)
-    admissions = [process.admission for process in sim.processes]
+    sim.run(horizon=2 * (profile.rate_limit_timeout + (profile.pool_timeout or 0)) + 50 * ideal)
     return Result(
         wall_over_ideal=sim.end / ideal,
         requests_per_answer=sim.requests / max(1, sim.answers),
-        failed=len(sim.errors),
-        pacers=[_pacer(admission) for admission in admissions],
-        admissions=admissions,
-        end=sim.end,
         errors=sim.errors,
+        end=sim.end,
+        gates=[process.gate for process in sim.processes],
     )
