@@ -1,6 +1,6 @@
 """The rate simulation, this checkout's policy beside an earlier commit's, in one run.
 
-Every profile of `tests.support.rate_catalog` on the same seeds, worst seed per profile: wall time
+Every profile of `benchmarks.rate_catalog` on the same seeds, worst seed per profile: wall time
 over the ideal, requests per answer, calls lost. The earlier commit (by default the last one with
 the previous controller) is exported from git into a temporary folder and simulated there, with
 its own simulation of its own code, in a child process; nothing of it is kept.
@@ -23,8 +23,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from tests.support.rate_catalog import ALL
-from tests.support.rate_simulation import run
+from benchmarks.rate_catalog import ALL
+from benchmarks.rate_simulation import run
 
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = "39e4a39"
@@ -36,7 +36,7 @@ _OLD_FIGURES = textwrap.dedent(
     """
     import json, sys
     from tests.support.pool_simulation import run
-    from tests.support.rate_catalog import ALL
+    from benchmarks.rate_catalog import ALL
     seeds = range(int(sys.argv[1]))
     figures = {}
     for name, profile in ALL.items():

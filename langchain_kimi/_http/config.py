@@ -49,10 +49,6 @@ def check_max_retries(value: int) -> int:
 
 def check_rate_limit_timeout(value: float) -> float:
     """`rate_limit_timeout` is a finite number of seconds, 0 or more (every wait has an end)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(
-            f"rate_limit_timeout must be a number of seconds, got {type(value).__name__}"
-        )
     if not math.isfinite(value) or value < 0:
         raise ValueError(
             f"rate_limit_timeout must be a finite number of seconds >= 0, got {value!r}"

@@ -33,7 +33,9 @@ class ProxyHandler(QuietHandler):
         self.server.record(f"{self.command} {self.path}")
         target = urlsplit(self.path)
         body = self.rfile.read(int(self.headers.get("content-length") or 0))
-        lines = [f"{self.command} {target.path or '/'}{'?' + target.query if target.query else ''} HTTP/1.1"]
+        lines = [
+            f"{self.command} {target.path or '/'}{'?' + target.query if target.query else ''} HTTP/1.1"
+        ]
         lines += [f"{name}: {value}" for name, value in self.headers.items()
                   if name.lower() not in ("proxy-connection", "connection")]  # fmt: skip
         lines.append("connection: close")

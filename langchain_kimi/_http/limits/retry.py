@@ -95,6 +95,8 @@ class RetryPlan:
         if self._attempt < self._max_retries:
             self._attempt += 1
             delay = failure.retry_after or backoff_delay(self._attempt - 1, jitter=self._jitter)
+            if delay > self.budget:  # no wait longer than the budget is begun
+                return self.out_of_time(failure.error)
             logger.info(
                 "retrying %s%s in %.2fs (retry %d of %d): %s",
                 self.base, path, delay, self._attempt, self._max_retries, failure.error.message,

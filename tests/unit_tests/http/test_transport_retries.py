@@ -74,11 +74,19 @@ async def test_a_retry_after_beyond_the_calls_pool_timeout_fails_at_once_saying_
 ) -> None:
     # A wait the call's rate-limit budget cannot hold is not begun: raised at once, saying so.
     script = Script(httpx.Response(503, headers={"retry-after": "3600"}), ok())
-    transport, delays = make(script)
+    transport, delays = make(script, fallback=None)
     with pytest.raises(KimiAPIError, match=r"waited 0s .* rate_limit_timeout=300s"):
         await post(transport, mode)
     assert delays == []
     assert len(script.requests) == 1
+
+
+async def test_a_failures_retry_after_beyond_the_budget_is_not_waited_either(mode: str) -> None:
+    script = Script(httpx.Response(500, headers={"retry-after": "3600"}), ok())
+    transport, delays = make(script)
+    with pytest.raises(KimiAPIError, match=r"rate_limit_timeout=300s"):
+        await post(transport, mode)
+    assert delays == []
 
 
 async def test_a_long_retry_after_within_the_budget_is_waited_whole(mode: str) -> None:

@@ -133,7 +133,11 @@ def test_the_window_of_a_minute_cell_counts_whole_minutes() -> None:
 
 def test_a_529_cell_runs_the_clients_that_speak_messages() -> None:
     cell = next(c for c in rates.OTHER_KINDS if c.overload and c.overload[2] == 529)
-    assert set(rates.clients_for(cell, 3, 3)) == {rates.KIMI_MESSAGES, rates.CHAT_ANTHROPIC}
+    assert set(rates.clients_for(cell, 3, 3)) == {
+        rates.KIMI_MESSAGES,
+        rates.CHAT_ANTHROPIC,
+        rates.CAREFUL_ANTHROPIC,
+    }
 
 
 def test_the_matrix_names_known_cells_once() -> None:
@@ -176,7 +180,18 @@ def test_a_client_filter_keeps_only_the_clients_named() -> None:
         rates.KIMI_DEFAULT,
         rates.CHAT_ANTHROPIC,
         rates.CHAT_OPENAI,
+        rates.CAREFUL_ANTHROPIC,
+        rates.CAREFUL_OPENAI,
     }
+
+
+def test_a_careful_peer_is_given_the_gateways_rate_per_process() -> None:
+    cell = rates.Cell("50/s, 2 processes", 50, processes=2)
+    assert cell.admitted_rate == 50
+    concurrency = rates.Cell("limit 20", 0, answer=(0.1, 0.3), limit="concurrency")
+    assert concurrency.admitted_rate == pytest.approx(100.0)  # 20 in flight of 0.2 s answers
+    tokens = rates.Cell("tpm", 0, limit="tokens", tokens_per_minute=600_000)
+    assert tokens.admitted_rate == pytest.approx(1.0)  # 10,000 tokens a minute-second
 
 
 def test_a_worker_notes_how_many_of_its_calls_were_unfinished_when_one_failed() -> None:

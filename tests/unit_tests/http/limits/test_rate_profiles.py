@@ -1,6 +1,6 @@
 """The shipped rate policy through every gateway shape of the catalogue, on simulated time.
 
-`tests.support.rate_simulation` drives the real `Gate`, `RatePolicy` and `RetryPlan` of each
+`benchmarks.rate_simulation` drives the real `Gate`, `RatePolicy` and `RetryPlan` of each
 simulated client process against one gateway (a token bucket, a concurrency limit, tokens per
 minute, a sliding or fixed window, a limit that moves, random 503 / 529 overloads, slow refusals:
 the policy is never told which), with an event loop's batching. Answer times are drawn at random;
@@ -15,8 +15,8 @@ import statistics
 
 import pytest
 
-from tests.support.rate_catalog import ALL, SEEDS
-from tests.support.rate_simulation import Profile, run
+from benchmarks.rate_catalog import ALL, SEEDS
+from benchmarks.rate_simulation import Profile, run
 
 LOST = 0
 MEDIAN_WALL = 1.25  # x ideal

@@ -8,7 +8,7 @@ cannot drift apart.
 
 from __future__ import annotations
 
-from tests.support.rate_simulation import Overload, Profile
+from benchmarks.rate_simulation import Overload, Profile
 
 SEEDS = range(4)
 """The seeds most tests run a profile on (each draws the answer times afresh)."""
