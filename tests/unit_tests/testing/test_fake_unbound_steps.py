@@ -14,8 +14,10 @@ from typing import Any
 
 import httpx
 import pytest
+from langchain.agents import create_agent
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.rate_limiters import BaseRateLimiter
+from langchain_core.tools import tool
 
 from langchain_kimi import KimiRateLimitError
 from langchain_kimi.testing import AmbiguousStepError, FakeKimiGateway
@@ -401,3 +403,40 @@ def test_the_main_thread_is_no_rival_of_its_workers_nor_they_of_it() -> None:
     main_asked.set()
     thread.join(10)
     assert answers == ["b", "c"]
+
+
+# -- LangGraph's streamed agents (docs/without-a-key.md) --------------------------------------
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Get the current weather for a city."""
+    return f"{city}: 18°C"
+
+
+def _agent_script(when: str | None) -> FakeKimiGateway:
+    gw = FakeKimiGateway()
+    gw.add_reply(tool_calls=[{"name": "get_weather", "args": {"city": "Paris"}}], when=when)
+    gw.add_reply(text="18°C in Paris.", when=when)
+    return gw
+
+
+def test_an_agent_streamed_in_messages_mode_on_threads_needs_its_steps_bound() -> None:
+    """Its lone model node runs on a pool beside LangGraph's helper thread."""
+    agent = create_agent(_agent_script(None).chat_model(), tools=[get_weather])
+    with pytest.raises(AmbiguousStepError, match="a worker of a thread pool with other workers"):
+        list(agent.stream({"messages": [("user", "Weather?")]}, stream_mode="messages"))
+    bound = create_agent(_agent_script("Weather?").chat_model(), tools=[get_weather])
+    chunks = list(bound.stream({"messages": [("user", "Weather?")]}, stream_mode="messages"))
+    assert "".join(str(c.content) for c, _ in chunks).endswith("18°C in Paris.")
+
+
+def test_an_agent_streamed_in_messages_mode_on_the_event_loop_takes_unbound_steps() -> None:
+    agent = create_agent(_agent_script(None).chat_model(), tools=[get_weather])
+
+    async def stream() -> str:
+        state = {"messages": [("user", "Weather?")]}
+        parts = [str(c.content) async for c, _ in agent.astream(state, stream_mode="messages")]
+        return "".join(parts)
+
+    assert asyncio.run(stream()).endswith("18°C in Paris.")
