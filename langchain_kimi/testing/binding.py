@@ -29,11 +29,13 @@ class Scripted:
     """Answers every request that takes it, never used up."""
     used: bool = False
 
-    def matches(self, body: Any) -> bool:
+    def matches(self, body: dict[str, Any]) -> bool:
+        """Whether this bound step answers `body` (a request the documents accept: an object);
+        an unbound step matches none."""
         if self.when is None:
             return False
         if callable(self.when):
-            return bool(self.when(body if isinstance(body, dict) else {}))
+            return bool(self.when(body))
         return last_user_text(body) == self.when.strip()
 
     def describe(self) -> str:
@@ -90,7 +92,7 @@ class Script:
         self._unbound_differ = False
         """Two unbound steps of the script are different answers: their order matters."""
 
-    def add(self, step: Step | Raw, when: When = None, *, repeat: bool = False) -> None:
+    def add(self, step: Step | Raw, when: When, *, repeat: bool) -> None:
         forever = next((s for s in self._steps if s.repeat and s.when is None), None)
         if forever is not None and when is None:
             raise ValueError(
@@ -110,10 +112,10 @@ class Script:
     def peek_unbound(self) -> Scripted | None:
         return next((s for s in self._steps if s.when is None), None)
 
-    def take(self, body: Any) -> Scripted | None:
+    def take(self, body: dict[str, Any]) -> Scripted | None:
         """The step that answers `body` (None: no step left for it); an unbound one only if
         the judge lets it."""
-        bound = next((s for s in self._steps if s.when is not None and s.matches(body)), None)
+        bound = next((s for s in self._steps if s.matches(body)), None)
         if bound is not None:
             self._use(bound)
             return bound
@@ -125,12 +127,12 @@ class Script:
         self._use(chosen)
         return chosen
 
-    def following(self, after: Scripted, body: Any) -> Scripted | None:
+    def following(self, after: Scripted, body: dict[str, Any]) -> Scripted | None:
         """The step after a Messages web search (the search and its reply answer one request):
         the next bound step `body` matches when the search was bound, else the next unbound."""
         if after.when is None:
             return self.peek_unbound()
-        return next((s for s in self._steps if s.when is not None and s.matches(body)), None)
+        return next((s for s in self._steps if s.matches(body)), None)
 
     def remove(self, scripted: Scripted) -> None:
         self._use(scripted)

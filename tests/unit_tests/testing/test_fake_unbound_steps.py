@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -315,6 +316,28 @@ def test_a_call_another_call_ran_during_is_refused_an_unbound_step_saying_so() -
     assert gw.remaining == 2
 
 
+def test_a_call_started_while_another_ran_is_refused_an_unbound_step_after_the_other_ended() -> (
+    None
+):
+    gw = FakeKimiGateway().add_reply(text="Answer to one?", when="one?").add_reply(text="a")
+    gw.add_reply(text="b")
+    earlier = gw.chat_model().stream("one?")
+    next(earlier)  # in progress, on a bound step
+    model = gw.chat_model(rate_limiter=_RunsBeforeTheRequest(lambda: list(earlier)))
+    with pytest.raises(AmbiguousStepError, match="was in progress during this one"):
+        model.invoke("two?")  # started, then the stream ended, then its request
+    assert gw.remaining == 2
+
+
+def test_the_end_of_a_call_whose_start_was_never_seen_is_ignored() -> None:
+    gw = FakeKimiGateway().add_reply(text="a").add_reply(text="b")
+    model = gw.chat_model()
+    (tracker,) = [c for c in model.callbacks or [] if isinstance(c, BaseCallbackHandler)]
+    tracker.on_llm_end(None, run_id=uuid.uuid4())
+    tracker.on_llm_error(ValueError("x"), run_id=uuid.uuid4())
+    assert [model.invoke(p).content for p in ("one?", "two?")] == ["a", "b"]
+
+
 def test_the_end_of_a_call_that_took_an_unbound_step_among_others_says_how_to_bind() -> None:
     gw = FakeKimiGateway().add_reply(text="a").add_reply(text="b")
     model = gw.chat_model()
@@ -351,6 +374,8 @@ def test_a_call_on_a_pool_with_other_workers_is_told_its_worker() -> None:
         "running nodes on threads, an executor): a pool may run its tasks in any order"
     )
     assert str(refused) == _refusal(1, "step 1 (reply 'a')", why, "Q?")
+    with pytest.raises(AmbiguousStepError, match="no longer says which call comes next"):
+        model.invoke("Later, alone?")
 
 
 def test_a_thread_asking_while_another_that_took_an_unbound_step_still_runs_names_it() -> None:
