@@ -22,6 +22,7 @@ from langchain_core.tools import tool
 
 from langchain_kimi import KimiRateLimitError
 from langchain_kimi.testing import AmbiguousStepError, FakeKimiGateway
+from tests.unit_tests.testing.raw import post, user
 
 PROMPTS = [f"Question number {i}?" for i in range(40)]
 
@@ -465,3 +466,17 @@ def test_an_agent_streamed_in_messages_mode_on_the_event_loop_takes_unbound_step
         return "".join(parts)
 
     assert asyncio.run(stream()).endswith("18°C in Paris.")
+
+
+def test_requests_of_your_own_clients_are_served_in_order_until_a_refusal() -> None:
+    gw = _unbound(["A?", "B?", "C?", "D?"])
+    reply = post(gw, "openai", user("A?")).json()
+    assert reply["choices"][0]["message"]["content"] == "Answer to A?"
+    model = gw.chat_model()
+    stream = model.stream("B?")
+    next(stream)
+    with pytest.raises(AmbiguousStepError):
+        model.invoke("C?")
+    stream.close()
+    with pytest.raises(AmbiguousStepError, match="no longer says which call comes next"):
+        post(gw, "openai", user("D?"))
