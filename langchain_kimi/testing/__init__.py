@@ -11,9 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from langchain_kimi.testing.gateway import FAKE_KEY, FakeKimiGateway, ScriptError
+    from langchain_kimi.testing.gateway import (
+        FAKE_KEY,
+        AmbiguousStepError,
+        FakeKimiGateway,
+        ScriptError,
+    )
 
-__all__ = ["FAKE_KEY", "FakeKimiGateway", "ScriptError"]
+__all__ = ["FAKE_KEY", "AmbiguousStepError", "FakeKimiGateway", "ScriptError"]
 
 
 def __getattr__(name: str) -> Any:

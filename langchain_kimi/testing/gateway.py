@@ -21,15 +21,8 @@ import httpx
 
 from langchain_kimi.testing import cutting, possible, refusals, responses, rules
 from langchain_kimi.testing.assumptions import Assumed, Use
-from langchain_kimi.testing.binding import (
-    AmbiguousStepError,
-    Calls,
-    CallTracker,
-    Script,
-    Scripted,
-    When,
-    last_user_text,
-)
+from langchain_kimi.testing.binding import Script, Scripted, When, last_user_text
+from langchain_kimi.testing.calls import AmbiguousStepError, Calls, CallTracker
 from langchain_kimi.testing.raw_steps import Raw, RawAnswer, raw_step
 from langchain_kimi.testing.script import (
     DEFAULT_REASONING,
@@ -51,7 +44,7 @@ FAKE_KEY = "fake-kimi-gateway-key"
 FALLBACK_HOST = "api.evolink.ai"
 """004 / 000: `https://api.evolink.ai` "sirve como dirección de respaldo para los modelos de
 texto" (serves as the fallback address for the text models): served only when a test asks."""
-__all__ = ["FAKE_KEY", "FALLBACK_HOST", "FakeKimiGateway", "ScriptError"]
+__all__ = ["FAKE_KEY", "FALLBACK_HOST", "AmbiguousStepError", "FakeKimiGateway", "ScriptError"]
 
 
 class FakeKimiGateway:
@@ -90,10 +83,10 @@ class FakeKimiGateway:
         self._key = key
         self._offline = offline
         self._assumed = Assumed(assume)
-        self._calls = Calls()
-        self._script = Script(self._calls)
-        self._tracker = CallTracker(self._calls, self._peek_unbound)
         self._lock = threading.Lock()
+        calls = Calls()
+        self._script = Script(calls.judge)
+        self._tracker = CallTracker(calls, self._lock)
         self._ids = itertools.count(1)
         self._issued = rules.Issued()
         self.requests: list[dict[str, Any]] = []
@@ -254,10 +247,6 @@ class FakeKimiGateway:
             self._script.add(step, when, repeat=repeat)
         return self
 
-    def _peek_unbound(self) -> Scripted | None:
-        with self._lock:
-            return self._script.peek_unbound()
-
     @property
     def remaining(self) -> int:
         """How many scripted steps no request has used yet."""
@@ -353,10 +342,7 @@ class FakeKimiGateway:
         try:
             scripted = self._script.take(body)
         except AmbiguousStepError as exc:
-            raise ScriptError(
-                f"FakeKimiGateway: {where}: {exc}; bind each step to its request with "
-                "when= (the last user message's text, or a predicate on the request body)"
-            ) from None
+            raise AmbiguousStepError(f"FakeKimiGateway: {where}: {exc}") from None
         if scripted is None:
             raise ScriptError(
                 f"FakeKimiGateway: {where} arrived but the script has no step left for it "

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 
-from langchain_kimi.testing import FakeKimiGateway, ScriptError
+from langchain_kimi.testing import AmbiguousStepError, FakeKimiGateway, ScriptError
 from tests.unit_tests.testing.raw import post, user
 
 SEARCH_MESSAGES = [{"type": "web_search_20250305", "name": "web_search"}]
@@ -214,13 +214,14 @@ def test_an_unbound_step_another_call_in_flight_could_take_says_how_to_bind_it()
     model = gw.chat_model()
     (tracker,) = [c for c in model.callbacks or [] if isinstance(c, BaseCallbackHandler)]
     tracker.on_chat_model_start({}, [[]], run_id=uuid.uuid4())  # another call, in flight
-    with pytest.raises(ScriptError) as caught:
+    with pytest.raises(AmbiguousStepError) as caught:
         model.invoke("Hi")
     assert str(caught.value) == (
-        "FakeKimiGateway: request #1 (POST /v1/chat/completions): step 1 (reply 'a') is unbound "
-        "and 1 other call(s) are in flight: which call takes it depends on timing; bind each "
-        "step to its request with when= (the last user message's text, or a predicate on the "
-        "request body)"
+        "FakeKimiGateway: request #1 (POST /v1/chat/completions): the unbound step 1 (reply 'a') "
+        "answers whichever call asks first, and 2 calls of this gateway's models are in "
+        "progress: which call takes it depends on timing; bind each step to the request it "
+        "answers with when=, e.g. gw.add_reply(..., when='Hi') (the text of the request's last "
+        "user message) or when=lambda body: ... (a predicate on its JSON body)"
     )
 
 
