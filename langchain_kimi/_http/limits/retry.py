@@ -7,7 +7,8 @@ Pure; the sync and async loops share it. Two kinds of failed attempt, two budget
   names none) and takes its turn again, spending no retry, while its `rate_limit_timeout` lasts;
   then the refusal is raised, saying how long it waited.
 - **Any other retryable failure** (another 5xx, 408, 409, a connection error, a timeout) spends
-  one of `max_retries` after the backoff (or the `Retry-After`); when they are spent, a 5xx, a
+  one of `max_retries` after the backoff (or the `Retry-After`, at most `backoff_cap`: a failing
+  service's long wait would only delay the error); when they are spent, a 5xx, a
   connection error or a timeout moves the call to the fallback base, with `max_retries` again.
   An overload (503, 529) on a base with a fallback after it is such a failure too: the other
   base may not be overloaded.
@@ -94,9 +95,10 @@ class RetryPlan:
             return self._after_refusal(failure, path)
         if self._attempt < self._max_retries:
             self._attempt += 1
-            delay = failure.retry_after or backoff_delay(self._attempt - 1, jitter=self._jitter)
-            if delay > self.budget:  # no wait longer than the budget is begun
-                return self.out_of_time(failure.error)
+            delay = min(
+                KNOBS.backoff_cap,
+                failure.retry_after or backoff_delay(self._attempt - 1, jitter=self._jitter),
+            )
             logger.info(
                 "retrying %s%s in %.2fs (retry %d of %d): %s",
                 self.base, path, delay, self._attempt, self._max_retries, failure.error.message,

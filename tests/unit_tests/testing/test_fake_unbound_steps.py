@@ -107,16 +107,16 @@ class _HeldBody(httpx.SyncByteStream):
         yield self.content
 
 
-@pytest.mark.parametrize("max_retries", [0, 1])
+@pytest.mark.parametrize("rate_limit_timeout", [0, 1])
 def test_a_call_whose_scripted_error_or_retry_overlapped_another_call_fails(
-    max_retries: int,
+    rate_limit_timeout: int,
 ) -> None:
     """A 429 is read while another call starts: the first call's error may have been scripted
     for the other one. Its retry is the same call, and refused as well."""
     body = _HeldBody(b'{"error": {"message": "slow down", "type": "rate_limit_error"}}')
     limited = httpx.Response(429, headers={"retry-after": "0"}, stream=body)
     gw = FakeKimiGateway().add_raw(limited).add_reply(text="Answer to B?")
-    model = gw.chat_model(max_retries=max_retries)
+    model = gw.chat_model(rate_limit_timeout=rate_limit_timeout)  # 1: the 429 is sent again
     outcome: list[object] = []
 
     def first() -> None:
@@ -133,7 +133,7 @@ def test_a_call_whose_scripted_error_or_retry_overlapped_another_call_fails(
     body.release.set()
     thread.join(10)
     assert isinstance(outcome[0], AmbiguousStepError)
-    assert len(gw.requests) == 2 + max_retries
+    assert len(gw.requests) == 2 + rate_limit_timeout
 
 
 # -- calls of a thread pool -----------------------------------------------------------------
@@ -240,7 +240,7 @@ def test_a_call_on_a_pool_of_one_worker_is_served() -> None:
 
 def test_a_retry_is_the_same_call() -> None:
     gw = FakeKimiGateway().add_error(503, retry_after=0).add_reply(text="Back.")
-    assert gw.chat_model(max_retries=1).invoke("Hi").content == "Back."
+    assert gw.chat_model(rate_limit_timeout=1).invoke("Hi").content == "Back."
     assert len(gw.requests) == 2
 
 

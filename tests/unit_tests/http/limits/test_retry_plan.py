@@ -147,11 +147,8 @@ def test_a_failure_waits_its_retry_after_when_it_names_one() -> None:
     assert plan().after(failed(retry_after=3.0)) == 3.0
 
 
-def test_a_failures_wait_longer_than_the_budget_is_not_begun() -> None:
-    error = plan(budget=10.0).after(failed(retry_after=11.0))
-    assert isinstance(error, KimiAPIError)
-    assert "rate_limit_timeout=10s" in error.message
-    assert plan(budget=10.0).after(failed(retry_after=10.0)) == 10.0
+def test_a_failures_retry_after_is_waited_at_most_the_backoff_cap() -> None:
+    assert plan(budget=0.0).after(failed(retry_after=3600.0)) == KNOBS.backoff_cap
 
 
 def test_spent_retries_move_to_the_fallback_with_retries_again() -> None:
