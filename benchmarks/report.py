@@ -16,7 +16,6 @@ from benchmarks.clients import (
 )
 
 COMMAND = "python -m benchmarks.run"
-NOTES = Path(__file__).resolve().parent / "notes.md"
 INVOKE_FLOORS = ("floor-anthropic", "httpx-anthropic", "floor-openai", "httpx-openai")
 STREAM_FLOORS = ("floor-anthropic", "parse-floor-anthropic", "floor-openai", "parse-floor-openai")
 _REFERENCE_PREFIXES = ("floor", "httpx", "parse")
@@ -343,8 +342,6 @@ def markdown(results: dict[str, Any], image: str) -> str:
     out += _scale_sections(results)
     out += ["", "## Import time (fresh interpreters)", ""]
     out += _imports_table(results["imports_ms"])
-    if NOTES.exists():
-        out += ["", NOTES.read_text().strip()]
     return "\n".join(out) + "\n"
 
 

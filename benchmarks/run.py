@@ -1,7 +1,8 @@
 """Run every benchmark in one go: `python -m benchmarks.run [--quick | --tiny] [--out DIR]`.
 
 Starts the loopback server (`benchmarks.server`) as a separate process, measures every client
-on the same replies, writes `benchmarks/results/latest.json`, `docs/benchmarks.md` and
+on the same replies, writes `benchmarks/results/latest.json`, its tables as
+`benchmarks/results/latest.md` (docs/benchmarks.md quotes them) and the chart
 `docs/img/benchmarks.png` (or all three into `--out DIR`), and stops the server.
 """
 
@@ -322,7 +323,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     else:
         paths = (
             ROOT / "benchmarks" / "results" / "latest.json",
-            ROOT / "docs" / "benchmarks.md",
+            ROOT / "benchmarks" / "results" / "latest.md",
             ROOT / "docs" / "img" / "benchmarks.png",
         )
     json_path, md_path, png_path = paths

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import threading
+import time
 from collections.abc import Generator
 
 import pytest
@@ -203,3 +204,85 @@ async def test_a_cancelled_async_waiter_leaves_the_line() -> None:
     with pytest.raises(asyncio.CancelledError):
         await waiting
     assert gate.queued == 0
+
+
+def test_a_turn_too_late_says_how_long_it_waited() -> None:
+    assert str(TurnTooLateError(1.5)) == "no turn within the deadline after 1.5s"
+
+
+def _slow_head(gate: Gate, release: threading.Event) -> threading.Thread:
+    """A thread whose call is the head of the line, asleep on its spacing until `release`."""
+    wait_turn(gate, gate.ticket(), time.monotonic() + 30)  # takes the free first send
+    head = threading.Thread(
+        target=wait_turn,
+        args=(gate, gate.ticket(), time.monotonic() + 30, lambda seconds: release.wait(10)),
+    )
+    head.start()
+    while gate.queued < 1:
+        time.sleep(0.001)
+    return head
+
+
+def test_a_sync_waiter_behind_the_head_gives_up_at_its_deadline() -> None:
+    gate = Gate(time.monotonic)
+    release = threading.Event()
+    head = _slow_head(gate, release)
+    try:
+        with pytest.raises(TurnTooLateError):
+            wait_turn(gate, gate.ticket(), time.monotonic() + 0.05)  # never woken: its deadline
+        assert gate.queued == 1  # the head only
+    finally:
+        release.set()
+        head.join(10)
+
+
+async def test_an_async_waiter_behind_the_head_gives_up_at_its_deadline() -> None:
+    gate = Gate(time.monotonic)
+    release = threading.Event()
+    head = _slow_head(gate, release)
+    try:
+        with pytest.raises(TurnTooLateError):
+            await await_turn(gate, gate.ticket(), time.monotonic() + 0.05)
+    finally:
+        release.set()
+        head.join(10)
+
+
+def test_a_waiter_on_another_threads_loop_is_woken_there() -> None:
+    loop = asyncio.new_event_loop()
+    errors: list[object] = []
+    loop.set_exception_handler(lambda loop, context: errors.append(context))
+    try:
+        waiter = Waiter(1, loop)
+        waiter.arm()
+        assert waiter.future is not None
+        threading.Thread(target=waiter.wake).start()
+        loop.run_until_complete(asyncio.wait_for(waiter.future, 5))
+        assert waiter.future.done()
+        waiter.wake()  # a second wake of a done future changes nothing
+        loop.run_until_complete(asyncio.sleep(0.01))
+    finally:
+        loop.close()
+    assert errors == []
+    waiter.wake()  # its loop is closed: nobody to wake, and no error
+
+
+def test_a_head_whose_turn_comes_exactly_at_its_deadline_waits_for_it() -> None:
+    clock = Clock()
+    gate = Gate(clock)
+    _granted(_turns(gate, gate.ticket()))
+    spacing = 1 / KNOBS.start_rate
+    assert _granted(_turns(gate, gate.ticket(), deadline=clock.now + spacing)) == pytest.approx(
+        spacing
+    )
+
+
+def test_the_gate_tells_its_rate_of_answers_and_429s() -> None:
+    clock = Clock()
+    gate = Gate(clock)
+    sent = _granted(_turns(gate, gate.ticket()))
+    assert isinstance(sent, Sent)
+    gate.answered()
+    assert list(gate.policy._answers) == [clock.now]
+    gate.refused(sent)
+    assert gate.policy.rate == pytest.approx(KNOBS.cut * KNOBS.start_rate)

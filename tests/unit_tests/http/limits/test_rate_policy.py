@@ -131,3 +131,21 @@ def test_without_adaptive_nothing_is_paced_and_a_429_changes_nothing() -> None:
 
 def test_the_repr_shows_the_rate() -> None:
     assert repr(RatePolicy(0.0)) == f"RatePolicy(rate={KNOBS.start_rate:.3g}/s)"
+
+
+def test_the_spacing_is_measured_from_the_clock_not_from_zero() -> None:
+    policy = RatePolicy(100.0)
+    policy.sent(100.0)
+    assert policy.delay(100.0) == pytest.approx(1 / KNOBS.start_rate)
+    assert policy.delay(100.0 + 1 / KNOBS.start_rate) == 0.0
+
+
+def test_a_stale_clock_reading_neither_grows_nor_rewinds_the_rate() -> None:
+    # Threads read the clock before taking the lock: a reading older than the last one counts
+    # no time, and the time after it is not counted twice.
+    policy, straight = RatePolicy(0.0), RatePolicy(0.0)
+    policy.delay(1.0)
+    policy.delay(0.5)
+    policy.delay(1.5)
+    straight.delay(1.5)
+    assert policy.rate == pytest.approx(straight.rate)

@@ -162,6 +162,13 @@ def test_spent_retries_move_to_the_fallback_with_retries_again() -> None:
     assert call.after(error) is error.error
 
 
+def test_each_base_is_tried_in_turn() -> None:
+    third = "https://c.example"
+    call = plan(A, B, third, max_retries=0)
+    assert [call.after(failed()) for _ in range(2)] == [0.0, 0.0]
+    assert call.base == third
+
+
 def test_a_failure_the_fallback_cannot_cure_is_raised_after_the_retries() -> None:
     error = KimiConnectionError("no route")
     failure = Failure(error, retryable=True, fallback=False)
@@ -189,12 +196,15 @@ def test_retryable_statuses() -> None:
 
 
 def test_not_retried_keeps_the_class_and_fields_and_adds_why() -> None:
-    error = KimiRateLimitError("slow", status_code=429, error_type="t", request_id="r", code="c")
+    error = KimiRateLimitError(
+        "slow", status_code=429, error_type="t", request_id="r", code="c", body="the body"
+    )
     again = not_retried(error, "why")
     assert type(again) is KimiRateLimitError
     assert (again.message, again.status_code, again.error_type, again.request_id, again.code) == (
         "slow (why)", 429, "t", "r", "c",
     )  # fmt: skip
+    assert again.body == "the body"
     assert error.message == "slow"
 
 
@@ -204,8 +214,10 @@ def test_what_it_logs(caplog: pytest.LogCaptureFixture) -> None:
     call.after(refused(0.25), "/v1/messages")
     call.after(failed(), "/v1/messages")
     call.after(failed(), "/v1/messages")
+    plan(A).after(failed())  # no path given: the base alone
     assert [r.getMessage() for r in caplog.records] == [
         f"refused: {A}/v1/messages again in 0.25s: slow down",
         f"retrying {A}/v1/messages in 0.50s (retry 1 of 1): broken",
         f"{A}/v1/messages failed (broken); switching to the fallback {B}",
+        f"retrying {A} in 0.50s (retry 1 of 2): broken",
     ]
