@@ -123,7 +123,7 @@ def _wire_messages(messages: Sequence[BaseMessage], caps: Capabilities) -> list[
             wire.extend(replay)
             for item in replay:
                 known_ids.update(c["id"] for c in item.get("tool_calls") or [])
-            wire.extend(_builtin_answers(replay[-1], messages[position + 1 :]))
+            wire.extend(_builtin_answers(replay[-1], messages, position + 1))
         elif isinstance(message, ToolMessage):
             if message.tool_call_id not in known_ids:
                 msg = (
@@ -147,21 +147,24 @@ def _wire_messages(messages: Sequence[BaseMessage], caps: Capabilities) -> list[
 
 
 def _builtin_answers(
-    assistant: dict[str, Any], following: Sequence[BaseMessage]
+    assistant: dict[str, Any], messages: Sequence[BaseMessage], start: int
 ) -> list[dict[str, Any]]:
     """The mixed case: a reply with client calls and `$web_search` calls.
 
-    The caller's ToolMessages only answer the client calls, so the builtin answers (see
-    `builtin.py`) are inserted here, right after the assistant message.
+    The caller's ToolMessages (the run from `messages[start]`) only answer the client calls, so
+    the builtin answers (see `builtin.py`) are inserted here, right after the assistant message.
+    The run is read in place: copying the rest of the history per assistant message made a
+    long history cost its length squared.
     """
     calls = assistant.get("tool_calls") or []
-    if not any(is_builtin(c) for c in calls) or not following:
+    if not any(is_builtin(c) for c in calls):
         return []
-    if not isinstance(following[0], ToolMessage):
-        return []
-    answered = set()
-    for message in following:
-        if not isinstance(message, ToolMessage):
+    answered: set[str] = set()
+    for end in range(start, len(messages)):
+        following = messages[end]
+        if not isinstance(following, ToolMessage):
             break
-        answered.add(message.tool_call_id)
+        answered.add(following.tool_call_id)
+    if not answered:
+        return []  # no ToolMessage follows: a history that stops after the reply
     return builtin_answers(calls, answered)
