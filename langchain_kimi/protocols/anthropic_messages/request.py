@@ -30,7 +30,7 @@ from langchain_kimi._warn import warn
 from langchain_kimi.protocols.anthropic_messages.content import (
     Block,
     assistant_replay,
-    tool_result,
+    tool_results,
     user_content,
 )
 
@@ -143,13 +143,15 @@ def _convert_messages(
             push("assistant", blocks)
         else:
             assert isinstance(message, ToolMessage)
-            if message.tool_call_id not in known_call_ids:
-                msg = (
-                    f"ToolMessage tool_call_id {message.tool_call_id!r} matches no tool call in "
-                    "the preceding AI messages"
-                )
-                raise ValueError(msg)
-            push("user", [tool_result(message, caps)])
+            results = tool_results(message, caps)
+            for answered in [message.tool_call_id, *(b["tool_use_id"] for b in results)]:
+                if answered not in known_call_ids:
+                    msg = (
+                        f"ToolMessage tool_call_id {answered!r} matches no tool call in the "
+                        "preceding AI messages"
+                    )
+                    raise ValueError(msg)
+            push("user", results)
 
     return _system(system_parts, caps), turns
 
