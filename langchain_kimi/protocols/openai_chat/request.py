@@ -22,6 +22,7 @@ from langchain_core.messages import (
 
 from langchain_kimi._request.options import RequestOptions, WebSearchToolSpec
 from langchain_kimi._request.profiles import Capabilities
+from langchain_kimi._warn import warn
 from langchain_kimi.protocols.openai_chat.builtin import builtin_answers, is_builtin
 from langchain_kimi.protocols.openai_chat.content import (
     assistant_replay,
@@ -118,6 +119,8 @@ def _wire_messages(messages: Sequence[BaseMessage], caps: Capabilities) -> list[
     wire: list[dict[str, Any]] = []
     known_ids: set[str] = set()
     for position, message in enumerate(messages):
+        if message.name and not isinstance(message, ToolMessage):
+            _say_names_are_not_sent()
         if isinstance(message, AIMessage):
             replay = assistant_replay(message)
             wire.extend(replay)
@@ -144,6 +147,24 @@ def _wire_messages(messages: Sequence[BaseMessage], caps: Capabilities) -> list[
             msg = f"unsupported message type {type(message).__name__} for Chat Completions"
             raise ValueError(msg)
     return wire
+
+
+_names_warned = False
+
+
+def _say_names_are_not_sent() -> None:
+    """004's ChatMessage names role, content, reasoning_content, tool_calls and tool_call_id,
+    no `name`: a speaker's name is not sent, said once per process. (A ToolMessage's name is
+    its tool's, which its `tool_call_id` already tells.)"""
+    global _names_warned
+    if _names_warned:
+        return
+    _names_warned = True
+    warn(
+        "Chat Completions messages have no `name` (004's ChatMessage has role, content, "
+        "reasoning_content, tool_calls and tool_call_id only): the names of messages are not "
+        "sent; put a speaker's name in the content if the model should see it"
+    )
 
 
 def _builtin_answers(

@@ -40,6 +40,7 @@ def test_text_reply() -> None:
     ]
     assert msg.response_metadata == {
         "id": "msg_1",
+        "model": "kimi-k3.1-pro",  # as ChatAnthropic names it, beside model_name
         "model_name": "kimi-k3.1-pro",
         "model_provider": "kimi",
         "protocol": "anthropic",
@@ -230,6 +231,7 @@ def test_a_reply_without_id_model_or_thinking_count_reports_none_of_them() -> No
     msg = parse_response({"content": [{"type": "text", "text": "hi"}], "usage": usage})
     assert "id" not in msg.response_metadata
     assert "model_name" not in msg.response_metadata
+    assert "model" not in msg.response_metadata
     assert msg.usage_metadata is not None
     assert "output_token_details" not in msg.usage_metadata
 
