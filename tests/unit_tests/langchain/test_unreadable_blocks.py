@@ -18,6 +18,7 @@ from functools import reduce
 from typing import Any
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
 from langchain_kimi._langchain.unreadable_blocks import refuse_unreadable_blocks
@@ -129,3 +130,27 @@ def test_every_message_of_every_history_is_read() -> None:
     fine = [HumanMessage("hi")]
     with pytest.raises(ValueError, match="'file'"):
         refuse_unreadable_blocks([fine, [*fine, ToolMessage([dict(TEXT_FILE)], tool_call_id="c")]])
+
+
+class _Ends(BaseCallbackHandler):
+    def __init__(self) -> None:
+        self.ends = 0
+
+    def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+        self.ends += 1
+
+
+@pytest.mark.parametrize("awaited", [False, True], ids=["generate", "agenerate"])
+def test_readable_messages_go_through_with_every_argument(awaited: bool) -> None:
+    """The refusal hooks hand the messages, a positional `stop` and the keywords on."""
+    gateway = FakeKimiGateway().add_reply(text="Paris. And more", repeat=True)
+    model = gateway.chat_model()
+    ends = _Ends()
+    messages = [[HumanMessage("Capital of France?")]]
+    if awaited:
+        result = asyncio.run(model.agenerate(messages, [". And"], callbacks=[ends]))
+    else:
+        result = model.generate(messages, [". And"], callbacks=[ends])
+    assert result.generations[0][0].text == "Paris"  # cut at the stop sequence
+    assert ends.ends == 1
+    assert gateway.requests[0]["messages"][0]["content"] == "Capital of France?"

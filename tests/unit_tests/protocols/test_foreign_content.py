@@ -112,15 +112,21 @@ def test_a_function_call_without_call_id_keeps_its_id_and_empty_arguments_are_an
     assert read(block) == [{"type": "tool_call", "id": "fc_1", "name": "f", "args": {}}]
 
 
-@pytest.mark.parametrize("arguments", ['{"city": ', "[1]", None])
-def test_a_function_call_whose_arguments_are_no_object_is_an_invalid_call(arguments: Any) -> None:
+@pytest.mark.parametrize(
+    ("arguments", "kept"),
+    [('{"city": ', '{"city": '), ("[1]", "[1]"), (None, None), ([1], None)],
+)
+def test_a_function_call_whose_arguments_are_no_object_is_an_invalid_call(
+    arguments: Any, kept: Any
+) -> None:
+    """The raw arguments are kept where they are a string (an invalid call's `args`)."""
     block = {"type": "function_call", "call_id": "call_1", "name": "f", "arguments": arguments}
     assert read(block) == [
         {
             "type": "invalid_tool_call",
             "id": "call_1",
             "name": "f",
-            "args": arguments,
+            "args": kept,
             "error": "function_call arguments are not a JSON object",
         }
     ]
@@ -146,6 +152,11 @@ def test_a_reasoning_item_becomes_one_reasoning_block_per_summary_text() -> None
         {"type": "reasoning", "reasoning": "First."},
         {"type": "reasoning", "reasoning": "Second."},
     ]
+
+
+def test_a_standard_reasoning_block_with_a_summary_too_stays_standard() -> None:
+    block = {"type": "reasoning", "reasoning": "r", "summary": [{"text": "s"}]}
+    assert read(block) == [block]
 
 
 def test_a_reasoning_item_without_summary_text_says_nothing() -> None:
