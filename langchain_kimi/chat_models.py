@@ -18,6 +18,8 @@ import httpx
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
+from langchain_core.outputs import LLMResult
+from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable
 from langchain_core.utils import from_env, secret_from_env
 from pydantic import (
@@ -44,6 +46,7 @@ from langchain_kimi._http.transport import Transport, TransportConfig
 from langchain_kimi._langchain import content_blocks
 from langchain_kimi._langchain.arguments import accepted_names, public_fields, refuse_unknown
 from langchain_kimi._langchain.token_estimate import estimate_message_tokens, estimate_text_tokens
+from langchain_kimi._langchain.unreadable_blocks import refuse_unreadable_blocks
 from langchain_kimi._request.profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._request.resolve import ModelDefaults, resolve_options
 from langchain_kimi._request.tools import ToolLike, spec_to_bindable, to_tool_specs
@@ -477,6 +480,24 @@ class ChatKimi(BaseChatModel):
         if usage:
             combined["token_usage"] = usage
         return combined
+
+    # langchain-core reads the v0 data blocks of the messages before any hook above runs, and
+    # dies on one without its key (a v0 text file): every way in refuses it first, in our words.
+
+    def _convert_input(self, model_input: LanguageModelInput) -> PromptValue:
+        prompt = super()._convert_input(model_input)
+        refuse_unreadable_blocks([prompt.to_messages()])
+        return prompt
+
+    def generate(self, messages: list[list[BaseMessage]], *args: Any, **kwargs: Any) -> LLMResult:
+        refuse_unreadable_blocks(messages)
+        return super().generate(messages, *args, **kwargs)
+
+    async def agenerate(
+        self, messages: list[list[BaseMessage]], *args: Any, **kwargs: Any
+    ) -> LLMResult:
+        refuse_unreadable_blocks(messages)
+        return await super().agenerate(messages, *args, **kwargs)
 
     # ---------------------------------------------------------------- calls in tasks / threads
 

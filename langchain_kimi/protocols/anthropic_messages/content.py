@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection, Iterable
-from typing import Any
+from typing import Any, TypeGuard
 
 from langchain_core.messages import AIMessage, ToolMessage
 
@@ -23,6 +23,7 @@ from langchain_kimi._contract import (
     raw_unchanged,
 )
 from langchain_kimi._request.profiles import Capabilities
+from langchain_kimi.protocols.foreign_content import readable_content
 
 Block = dict[str, Any]
 
@@ -154,12 +155,32 @@ def user_content(content: str | list[Any], caps: Capabilities) -> list[Block]:
     return blocks
 
 
-def tool_result(message: ToolMessage, caps: Capabilities) -> Block:
-    """A `tool_result` block; list content is kept as blocks only where the row allows it."""
+def tool_results(message: ToolMessage, caps: Capabilities) -> list[Block]:
+    """The `tool_result` blocks of a ToolMessage: one for its content, or the blocks themselves
+    when its content already is `tool_result` blocks (a form ChatAnthropic accepts)."""
     content = message.content
+    given = [p for p in content if _is_tool_result(p)] if isinstance(content, list) else []
+    if given and len(given) == len(content):
+        return [
+            _tool_result(p.get("tool_use_id"), p.get("content", ""), caps, p.get("is_error"))
+            for p in given
+        ]
+    return [_tool_result(message.tool_call_id, content, caps, message.status == "error")]
+
+
+def _is_tool_result(part: Any) -> TypeGuard[Block]:
+    return isinstance(part, dict) and part.get("type") == "tool_result"
+
+
+def _tool_result(tool_use_id: Any, content: Any, caps: Capabilities, is_error: Any) -> Block:
+    """A `tool_result` block; list content is kept as blocks only where the row allows it."""
     payload: str | list[Block]
     if isinstance(content, str):
         payload = content
+    elif not isinstance(content, list):
+        got = type(content).__name__
+        msg = f"a tool_result's content is a string or a list of blocks, got a {got}"
+        raise ValueError(msg)
     else:
         parts: list[Block] = []
         for part in content:
@@ -183,8 +204,8 @@ def tool_result(message: ToolMessage, caps: Capabilities) -> Block:
                 raise ValueError(msg)
         # kimi-k3's tool_result.content is a string only (images were refused above).
         payload = parts if caps.tool_result_blocks and parts else "".join(p["text"] for p in parts)
-    block: Block = {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": payload}
-    if message.status == "error":
+    block: Block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": payload}
+    if is_error is True:
         block["is_error"] = True
     return block
 
@@ -266,7 +287,9 @@ def _from_v1_or_native(block: Block) -> Block | None:
         extras = block.get("extras")
         if isinstance(extras, dict) and extras.get("signature"):
             thinking["signature"] = extras["signature"]
-        return thinking
+        return _said(thinking)
+    if kind == "thinking":
+        return _said(_clean(block))
     if kind == "invalid_tool_call":
         # Not a JSON object: see `_invalid_tool_uses`.
         return _tool_use(block.get("id"), block.get("name") or "", {})
@@ -288,6 +311,12 @@ def _from_v1_or_native(block: Block) -> Block | None:
         return _clean(block)
     msg = f"unsupported content block type {kind!r} in an assistant message (anthropic protocol)"
     raise ValueError(msg)
+
+
+def _said(thinking: Block) -> Block | None:
+    """A thinking block, or None when it says nothing: no text and no signature (an empty
+    reasoning counts as none, docs/reasoning.md)."""
+    return thinking if thinking.get("thinking") or thinking.get("signature") else None
 
 
 def _from_content_list(message: AIMessage, content: list[Any]) -> list[Block]:
@@ -327,12 +356,13 @@ def assistant_replay(message: AIMessage, caps: Capabilities) -> list[Block]:
         has_server = any(b.get("type") in SERVER_BLOCK_TYPES for b in stored)
         if caps.server_tool_blocks or not has_server:
             return _sendable([dict(b) for b in stored])
-    if isinstance(message.content, list):
-        blocks = _from_content_list(message, message.content)
+    content = readable_content(message)
+    if isinstance(content, list):
+        blocks = _from_content_list(message, content)
     else:
         blocks = _thinking_from_kwargs(message)
-        if message.content:
-            blocks.append({"type": "text", "text": message.content})
+        if content:
+            blocks.append({"type": "text", "text": content})
         blocks.extend(_tool_use(tc["id"], tc["name"], tc["args"]) for tc in message.tool_calls)
         blocks.extend(_invalid_tool_uses(message))
     if not caps.server_tool_blocks:

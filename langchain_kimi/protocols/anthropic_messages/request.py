@@ -30,7 +30,7 @@ from langchain_kimi._warn import warn
 from langchain_kimi.protocols.anthropic_messages.content import (
     Block,
     assistant_replay,
-    tool_result,
+    tool_results,
     user_content,
 )
 
@@ -111,13 +111,21 @@ def _convert_messages(
     known_call_ids: set[str] = set()
 
     def push(role: str, blocks: list[Block]) -> None:
-        # The protocol alternates roles: consecutive same-role turns are merged into one.
+        # The protocol alternates roles: consecutive same-role turns are merged into one. A
+        # user turn of one plain text is sent as a string, and kept as one while the body is
+        # built: a list per turn held until the end made a long history pay for the collector
+        # (see tests/unit_tests/protocols/test_request_building_is_linear.py).
         if not blocks:
             return
         if turns and turns[-1]["role"] == role:
-            turns[-1]["content"].extend(blocks)
+            last = turns[-1]
+            if isinstance(last["content"], str):
+                last["content"] = [{"type": "text", "text": last["content"]}]
+            last["content"].extend(blocks)
+        elif role == "user" and len(blocks) == 1 and _plain_text(blocks[0]):
+            turns.append({"role": role, "content": blocks[0]["text"]})
         else:
-            turns.append({"role": role, "content": list(blocks)})
+            turns.append({"role": role, "content": blocks})
 
     for message in messages:
         role = _role_of(message)
@@ -135,20 +143,22 @@ def _convert_messages(
             push("assistant", blocks)
         else:
             assert isinstance(message, ToolMessage)
-            if message.tool_call_id not in known_call_ids:
-                msg = (
-                    f"ToolMessage tool_call_id {message.tool_call_id!r} matches no tool call in "
-                    "the preceding AI messages"
-                )
-                raise ValueError(msg)
-            push("user", [tool_result(message, caps)])
+            results = tool_results(message, caps)
+            for answered in [message.tool_call_id, *(b["tool_use_id"] for b in results)]:
+                if answered not in known_call_ids:
+                    msg = (
+                        f"ToolMessage tool_call_id {answered!r} matches no tool call in the "
+                        "preceding AI messages"
+                    )
+                    raise ValueError(msg)
+            push("user", results)
 
-    for turn in turns:
-        content = turn["content"]
-        single = content[0] if len(content) == 1 else {}
-        if turn["role"] == "user" and set(single) == {"type", "text"} and single["type"] == "text":
-            turn["content"] = single["text"]
     return _system(system_parts, caps), turns
+
+
+def _plain_text(block: Block) -> bool:
+    """A text block with nothing but its text (no citations or other extras)."""
+    return block.get("type") == "text" and set(block) == {"type", "text"}
 
 
 def _system(parts: list[str | list[Any]], caps: Capabilities) -> str | list[Block] | None:

@@ -88,11 +88,13 @@ def usage_from_anthropic(
 
 
 def message_metadata(message_id: Any, model: Any) -> dict[str, Any]:
-    """The response_metadata known when the reply starts."""
+    """The response_metadata known when the reply starts. The model goes under both names
+    ChatAnthropic's replies use: `model` (the Messages field) and `model_name`."""
     meta: dict[str, Any] = {"model_provider": PROVIDER, "protocol": "anthropic"}
     if message_id is not None:
         meta["id"] = message_id
     if model is not None:
+        meta["model"] = model
         meta["model_name"] = model
     return meta
 

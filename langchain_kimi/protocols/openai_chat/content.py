@@ -22,6 +22,7 @@ from langchain_kimi._contract import (
 from langchain_kimi._json import dumps_text
 from langchain_kimi._request.profiles import Capabilities
 from langchain_kimi._warn import warn
+from langchain_kimi.protocols.foreign_content import readable_content
 from langchain_kimi.protocols.openai_chat.builtin import is_builtin
 
 
@@ -34,7 +35,8 @@ def require(caps: Capabilities, supported: bool, what: str) -> None:
 def assistant_replay(message: AIMessage) -> list[dict[str, Any]]:
     """`builtin_rounds` verbatim, then the assistant message (raw parts kept when unchanged)."""
     rounds = [dict(m) for m in message.additional_kwargs.get(BUILTIN_ROUNDS) or []]
-    reasoning = reasoning_of(message)
+    content = readable_content(message)
+    reasoning = reasoning_of(message, content)
     prefix = "".join(
         m.get("reasoning_content") or "" for m in rounds if m.get("role") == "assistant"
     )
@@ -42,8 +44,8 @@ def assistant_replay(message: AIMessage) -> list[dict[str, Any]]:
         reasoning = reasoning[len(prefix) :]
     # Anthropic server blocks (server_tool_use, web_search_tool_result) and thinking have no
     # Chat Completions form: only the answer text is kept.
-    text = content_text(message.content)
-    tool_calls = _replay_tool_calls(message)
+    text = content_text(content)
+    tool_calls = _replay_tool_calls(message, content)
     wire: dict[str, Any] = {"role": "assistant", "content": text or (None if tool_calls else "")}
     if reasoning:
         wire["reasoning_content"] = reasoning
@@ -55,14 +57,15 @@ def assistant_replay(message: AIMessage) -> list[dict[str, Any]]:
     return [*rounds, wire]
 
 
-def reasoning_of(message: AIMessage) -> str:
-    """The message's reasoning: openai `reasoning_content`, anthropic thinking, or v1 blocks."""
+def reasoning_of(message: AIMessage, content: str | list[Any]) -> str:
+    """The message's reasoning: openai `reasoning_content`, anthropic thinking, or the v1
+    blocks of its `content` (as `readable_content` gives them)."""
     reasoning = message.additional_kwargs.get(REASONING)
     if isinstance(reasoning, str):
         return reasoning
     blocks = message.additional_kwargs.get(THINKING_BLOCKS)
     if not isinstance(blocks, list):
-        blocks = message.content if isinstance(message.content, list) else []
+        blocks = content if isinstance(content, list) else []
     parts = []
     for block in blocks:
         if isinstance(block, dict) and block.get("type") == "thinking":
@@ -83,10 +86,10 @@ def _calls_from_content(content: str | list[Any]) -> list[dict[str, Any]]:
     return calls
 
 
-def _replay_tool_calls(message: AIMessage) -> list[dict[str, Any]]:
+def _replay_tool_calls(message: AIMessage, content: str | list[Any]) -> list[dict[str, Any]]:
     raw = [c for c in message.additional_kwargs.get(RAW_TOOL_CALLS) or [] if isinstance(c, dict)]
     calls: list[dict[str, Any]] = [dict(c) for c in message.tool_calls] or _calls_from_content(
-        message.content
+        content
     )
     current = {c["id"]: c for c in calls if c.get("id")}
     invalid = {c["id"]: c for c in message.invalid_tool_calls if c.get("id")}

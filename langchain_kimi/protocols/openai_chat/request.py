@@ -22,6 +22,7 @@ from langchain_core.messages import (
 
 from langchain_kimi._request.options import RequestOptions, WebSearchToolSpec
 from langchain_kimi._request.profiles import Capabilities
+from langchain_kimi._warn import warn
 from langchain_kimi.protocols.openai_chat.builtin import builtin_answers, is_builtin
 from langchain_kimi.protocols.openai_chat.content import (
     assistant_replay,
@@ -118,12 +119,14 @@ def _wire_messages(messages: Sequence[BaseMessage], caps: Capabilities) -> list[
     wire: list[dict[str, Any]] = []
     known_ids: set[str] = set()
     for position, message in enumerate(messages):
+        if message.name and not isinstance(message, ToolMessage):
+            _say_names_are_not_sent()
         if isinstance(message, AIMessage):
             replay = assistant_replay(message)
             wire.extend(replay)
             for item in replay:
                 known_ids.update(c["id"] for c in item.get("tool_calls") or [])
-            wire.extend(_builtin_answers(replay[-1], messages[position + 1 :]))
+            wire.extend(_builtin_answers(replay[-1], messages, position + 1))
         elif isinstance(message, ToolMessage):
             if message.tool_call_id not in known_ids:
                 msg = (
@@ -146,22 +149,43 @@ def _wire_messages(messages: Sequence[BaseMessage], caps: Capabilities) -> list[
     return wire
 
 
+_names_warned = False
+
+
+def _say_names_are_not_sent() -> None:
+    """004's ChatMessage names role, content, reasoning_content, tool_calls and tool_call_id,
+    no `name`: a speaker's name is not sent, said once per process. (A ToolMessage's name is
+    its tool's, which its `tool_call_id` already tells.)"""
+    global _names_warned
+    if _names_warned:
+        return
+    _names_warned = True
+    warn(
+        "Chat Completions messages have no `name` (004's ChatMessage has role, content, "
+        "reasoning_content, tool_calls and tool_call_id only): the names of messages are not "
+        "sent; put a speaker's name in the content if the model should see it"
+    )
+
+
 def _builtin_answers(
-    assistant: dict[str, Any], following: Sequence[BaseMessage]
+    assistant: dict[str, Any], messages: Sequence[BaseMessage], start: int
 ) -> list[dict[str, Any]]:
     """The mixed case: a reply with client calls and `$web_search` calls.
 
-    The caller's ToolMessages only answer the client calls, so the builtin answers (see
-    `builtin.py`) are inserted here, right after the assistant message.
+    The caller's ToolMessages (the run from `messages[start]`) only answer the client calls, so
+    the builtin answers (see `builtin.py`) are inserted here, right after the assistant message.
+    The run is read in place: copying the rest of the history per assistant message made a
+    long history cost its length squared.
     """
     calls = assistant.get("tool_calls") or []
-    if not any(is_builtin(c) for c in calls) or not following:
+    if not any(is_builtin(c) for c in calls):
         return []
-    if not isinstance(following[0], ToolMessage):
-        return []
-    answered = set()
-    for message in following:
-        if not isinstance(message, ToolMessage):
+    answered: set[str] = set()
+    for end in range(start, len(messages)):
+        following = messages[end]
+        if not isinstance(following, ToolMessage):
             break
-        answered.add(message.tool_call_id)
+        answered.add(following.tool_call_id)
+    if not answered:
+        return []  # no ToolMessage follows: a history that stops after the reply
     return builtin_answers(calls, answered)

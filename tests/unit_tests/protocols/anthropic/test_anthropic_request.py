@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
+    ChatMessage,
+    FunctionMessage,
     HumanMessage,
     SystemMessage,
     ToolMessage,
@@ -626,3 +629,159 @@ def test_invalid_tool_call_keeps_its_turn_and_result_paired(content: Any) -> Non
     ]
     assert result["content"][0]["tool_use_id"] == "functions.get_weather:0"
     assert result["content"][0]["is_error"] is True
+
+
+# --- exact refusals, roles and tool declarations (pinned for the mutation sample) --------------
+
+
+def _refusal(messages: Sequence[BaseMessage], model: str = K31, **kwargs: Any) -> str:
+    with pytest.raises(ValueError) as refused:
+        build_request(messages, opts(model, **kwargs))
+    return str(refused.value)
+
+
+def test_refusals_of_the_history_say_exactly_what_is_wrong() -> None:
+    assert _refusal([]) == "messages must not be empty"
+    assert _refusal([SystemMessage("s")]) == (
+        "at least one user or assistant message is required besides system messages"
+    )
+    assert _refusal([HumanMessage("hi"), ToolMessage("x", tool_call_id="nope")]) == (
+        "ToolMessage tool_call_id 'nope' matches no tool call in the preceding AI messages"
+    )
+    for message in (ChatMessage(role="tool", content="x"), FunctionMessage(name="f", content="x")):
+        assert _refusal([message]) == (
+            f"unsupported message type {type(message).__name__} for the anthropic protocol"
+        )
+    image = {"type": "image", "url": "https://x/a.png"}
+    assert _refusal([SystemMessage([image]), HumanMessage("hi")]) == (
+        "system messages may only hold text on the anthropic protocol, got 'image'"
+    )
+    system = SystemMessage("s")
+    system.content = [5]  # type: ignore[list-item]  # assigned: not validated by langchain-core
+    assert _refusal([system, HumanMessage("hi")]) == (
+        "system messages may only hold text on the anthropic protocol, got 'int'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("role", "sent"),
+    [
+        ("system", None),
+        ("user", "user"),
+        ("human", "user"),
+        ("assistant", "assistant"),
+        ("ai", "assistant"),
+    ],
+)
+def test_chat_messages_by_role(role: str, sent: str | None) -> None:
+    body = build([HumanMessage("hi"), ChatMessage(role=role, content="x"), HumanMessage("go")])
+    if sent is None:
+        assert body["system"] == "x"
+        assert len(body["messages"]) == 1
+    elif sent == "user":
+        assert body["messages"] == [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "hi"},
+                    {"type": "text", "text": "x"},
+                    {"type": "text", "text": "go"},
+                ],
+            }
+        ]
+    else:
+        assert body["messages"][1] == {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "x"}],
+        }
+
+
+def test_system_string_parts_are_kept_and_empty_text_parts_dropped() -> None:
+    body = build([SystemMessage(["plain", {"type": "text"}, {"type": "text", "text": "b"}]), *HI])
+    assert body["system"] == [{"type": "text", "text": "plain"}, {"type": "text", "text": "b"}]
+
+
+def test_output_format_refusals_say_exactly_what_is_wrong() -> None:
+    json_object = OutputFormat(kind="json_object")
+    assert _refusal(HI, output_format=json_object) == (
+        "JSON mode (json_object) is not available on the anthropic protocol"
+    )
+    no_schema = OutputFormat(kind="json_schema", schema=None)
+    assert _refusal(HI, output_format=no_schema) == "a json_schema output format needs a schema"
+
+
+def test_tool_choice_refusals_say_exactly_what_is_wrong() -> None:
+    assert _refusal(HI, tool_choice=ToolChoice("any")) == (
+        "tool_choice 'any' needs at least one tool"
+    )
+    auto_only = replace(capabilities(K31, "anthropic"), tool_choice_forms=frozenset({"auto"}))
+    for choice, refusal in [
+        (ToolChoice("any"), "tool_choice 'any' is not supported by kimi-k3.1-pro on anthropic"),
+        (
+            ToolChoice("named", "get_weather"),
+            "forcing a named tool is not supported by kimi-k3.1-pro on anthropic",
+        ),
+    ]:
+        with pytest.raises(ValueError) as refused:
+            build_request(HI, RequestOptions(caps=auto_only, tools=(WEATHER,), tool_choice=choice))
+        assert str(refused.value) == refusal
+
+
+def test_a_named_choice_that_would_drop_the_historys_tools_is_refused_in_full() -> None:
+    call = {"name": "clock", "args": {}, "id": "c1", "type": "tool_call"}
+    history = [
+        *HI,
+        AIMessage("", tool_calls=[call], additional_kwargs={"reasoning_content": "r"}),
+        ToolMessage("noon", tool_call_id="c1"),
+    ]
+    refusal = _refusal(
+        history, tools=(WEATHER, CLOCK), tool_choice=ToolChoice("named", "get_weather")
+    )
+    assert refusal == (
+        "tool_choice 'get_weather' on kimi-k3.1-pro (Messages) is sent as 'any' with only that "
+        "tool, but the history calls ['clock'], whose tools would then be missing; use "
+        "tool_choice='any', or protocol='openai' (which names the tool)"
+    )
+
+
+def test_a_named_choice_sends_one_tool_even_when_two_share_its_name() -> None:
+    body = build(HI, tools=(WEATHER, WEATHER), tool_choice=ToolChoice("named", "get_weather"))
+    assert [tool["name"] for tool in body["tools"]] == ["get_weather"]
+    assert body["tool_choice"] == {"type": "any"}
+
+
+K3_NONE_WARNING = (
+    'kimi-k3 on the Messages protocol cannot forbid tool calls (its tool_choice is "auto", '
+    '"any" or "tool"); the tools are sent anyway because the history holds tool_use / '
+    "tool_result blocks, so the model may still call one"
+)
+
+
+@pytest.mark.parametrize(
+    ("history", "kept"),
+    [
+        # a call not answered yet: tool_use blocks only
+        ([*HI, AIMessage("", tool_calls=[{"name": "clock", "args": {}, "id": "c1"}])], True),
+        # a native tool_result in a user message: tool_result blocks only
+        (
+            [HumanMessage([{"type": "tool_result", "tool_use_id": "c1", "content": "noon"}])],
+            True,
+        ),
+        # content blocks, but no tool block
+        (
+            [*HI, AIMessage("hello", additional_kwargs={"reasoning_content": "r"}), *HI],
+            False,
+        ),
+    ],
+)
+def test_k3_none_keeps_the_tools_exactly_when_the_history_holds_a_tool_block(
+    history: list[BaseMessage], kept: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langchain_kimi.protocols.anthropic_messages import request
+
+    monkeypatch.setattr(request, "_none_kept_tools_warned", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        body = build(history, K3, tools=(CLOCK,), tool_choice=ToolChoice("none"), validate=False)
+    assert ("tools" in body) is kept
+    assert [str(w.message) for w in caught] == ([K3_NONE_WARNING] if kept else [])

@@ -40,6 +40,7 @@ def test_text_reply() -> None:
     ]
     assert msg.response_metadata == {
         "id": "msg_1",
+        "model": "kimi-k3.1-pro",  # as ChatAnthropic names it, beside model_name
         "model_name": "kimi-k3.1-pro",
         "model_provider": "kimi",
         "protocol": "anthropic",
@@ -230,6 +231,7 @@ def test_a_reply_without_id_model_or_thinking_count_reports_none_of_them() -> No
     msg = parse_response({"content": [{"type": "text", "text": "hi"}], "usage": usage})
     assert "id" not in msg.response_metadata
     assert "model_name" not in msg.response_metadata
+    assert "model" not in msg.response_metadata
     assert msg.usage_metadata is not None
     assert "output_token_details" not in msg.usage_metadata
 
@@ -243,3 +245,49 @@ def test_a_ttl_split_lists_only_the_ttls_it_reports() -> None:
     }
     details = usage_from_anthropic(usage).get("input_token_details") or {}
     assert details == {"ephemeral_5m_input_tokens": 10, "cache_creation": 0}
+
+
+# --- pinned for the mutation sample ------------------------------------------------------------
+
+
+def test_a_future_stop_reason_is_its_own_finish_reason() -> None:
+    msg = parse_response({"id": "m", "content": [], "stop_reason": "paused"})
+    assert msg.response_metadata["finish_reason"] == "paused"
+    assert msg.response_metadata["raw_finish_reason"] == "paused"
+
+
+def test_a_tool_use_without_name_is_a_call_with_an_empty_name() -> None:
+    msg = parse_response({"content": [{"type": "tool_use", "id": "t1", "input": {"a": 1}}]})
+    assert msg.tool_calls == [{"name": "", "args": {"a": 1}, "id": "t1", "type": "tool_call"}]
+
+
+def test_text_content_is_the_answer() -> None:
+    msg = parse_response({"id": "m", "content": "plain answer"})
+    assert msg.content == "plain answer"
+    assert msg.additional_kwargs["anthropic_blocks"] == [{"type": "text", "text": "plain answer"}]
+
+
+@pytest.mark.parametrize(
+    ("model", "requested", "input_tokens"),
+    [
+        ("kimi-k3", None, 15),  # kimi-k3: input_tokens already hold the cache writes
+        ("kimi-k3.1-pro", None, 17),  # K3.1: writes apart, added
+        (None, "kimi-k3", 15),  # no model in the reply: the requested model decides
+        (None, "kimi-k3.1-pro", 17),
+    ],
+)
+def test_usage_follows_the_replying_or_requested_model(
+    model: str | None, requested: str | None, input_tokens: int
+) -> None:
+    usage = {
+        "input_tokens": 10,
+        "output_tokens": 1,
+        "cache_read_input_tokens": 5,
+        "cache_creation_input_tokens": 2,
+    }
+    body: dict[str, Any] = {"content": [], "usage": usage}
+    if model is not None:
+        body["model"] = model
+    msg = parse_response(body, requested)
+    assert msg.usage_metadata is not None
+    assert msg.usage_metadata["input_tokens"] == input_tokens

@@ -215,6 +215,7 @@ def test_chunk_shapes() -> None:
     chunks = decode(sse_events(AUTHORED_SSE))
     assert chunks[0].response_metadata == {
         "id": "msg_kimi_1",
+        "model": "kimi-k3.1-pro",
         "model_name": "kimi-k3.1-pro",
         "model_provider": "kimi",
         "protocol": "anthropic",

@@ -1,4 +1,4 @@
-"""Messages replies keep `stop_reason` and `stop_sequence` in `response_metadata` exactly as
+"""Messages replies keep `stop_reason`, `stop_sequence` and `model` in `response_metadata` as
 ChatAnthropic gives them (issue 21 item 9), beside the normalised `finish_reason`, invoked and
 streamed: code written for ChatAnthropic checks `response_metadata["stop_reason"] ==
 "max_tokens"`. ChatAnthropic itself (its SDK over a mock transport) is the oracle."""
@@ -93,3 +93,20 @@ def test_stop_reason_and_sequence_as_chat_anthropic_gives_them(
     }
     assert {k: ours[k] for k in KEYS} == {k: theirs[k] for k in KEYS}
     assert ours["finish_reason"] == finish_reason
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["invoke", "stream"])
+def test_the_model_as_chat_anthropic_names_it(stream: bool) -> None:
+    """ChatAnthropic's invoke gives the model as `model` and `model_name` (its stream only
+    `model_name`); ChatKimi gives both, invoked and streamed, so that code reading either key
+    works and an aggregated stream still equals the invoke result (issue 51 item 17)."""
+    body = _reply("end_turn", None)
+    theirs = _chat_anthropic(body, stream).response_metadata
+    ours = _chat_kimi(body, stream).response_metadata
+    peer_keys = {"model", "model_name"} if not stream else {"model_name"}
+    assert {k: theirs[k] for k in peer_keys} == dict.fromkeys(peer_keys, "kimi-k3.1-pro")
+    assert "model" not in theirs or not stream
+    assert {k: ours[k] for k in ("model", "model_name")} == {
+        "model": "kimi-k3.1-pro",
+        "model_name": "kimi-k3.1-pro",
+    }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from types import FrameType
@@ -13,6 +14,8 @@ import pytest
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
+    ChatMessage,
+    FunctionMessage,
     HumanMessage,
     SystemMessage,
     ToolMessage,
@@ -564,3 +567,268 @@ def test_call_without_id_refused() -> None:
     ai = AIMessage("", tool_calls=[{"id": None, "name": "f", "args": {}}])
     with pytest.raises(ValueError, match="no id"):
         build_request([*HI, ai], opts())
+
+
+# --- the exact refusals and roles (pinned for the mutation sample) ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("messages", "refusal"),
+    [
+        ([], "messages must not be empty (the Chat Completions schema requires minItems: 1)"),
+        (
+            [*HI, ToolMessage("x", tool_call_id="nope")],
+            "ToolMessage with tool_call_id 'nope' answers no tool call of a preceding AIMessage",
+        ),
+        (
+            [ChatMessage(role="assistant", content="x")],
+            "unsupported message type ChatMessage for Chat Completions",
+        ),
+        (
+            [FunctionMessage(name="f", content="x")],
+            "unsupported message type FunctionMessage for Chat Completions",
+        ),
+        (
+            [SystemMessage([{"type": "image", "url": "https://x/a.png"}]), *HI],
+            "a system message may hold text only, got a 'image' block",
+        ),
+    ],
+)
+def test_refusals_say_exactly_what_is_wrong(messages: list[BaseMessage], refusal: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        build_request(messages, opts())
+    assert str(refused.value) == refusal
+
+
+@pytest.mark.parametrize(
+    ("role", "sent"), [("system", "system"), ("developer", "system"), ("user", "user")]
+)
+def test_chat_messages_by_role(role: str, sent: str) -> None:
+    body = build([ChatMessage(role=role, content="x"), *HI])
+    assert body["messages"][0] == {"role": sent, "content": "x"}
+
+
+def test_a_named_choice_without_tools_and_a_schema_less_format_are_refused() -> None:
+    with pytest.raises(ValueError) as refused:
+        build_request(HI, opts(tool_choice=ToolChoice("named", "f")))
+    assert str(refused.value) == "tool_choice 'named' needs at least one tool"
+    no_schema = OutputFormat(kind="json_schema", name="x", schema=None)
+    with pytest.raises(ValueError) as refused:
+        build_request(HI, opts(output_format=no_schema))
+    assert str(refused.value) == "output_format json_schema needs a schema"
+
+
+def test_web_search_and_functions_are_all_declared_whatever_their_order() -> None:
+    body = build(HI, tools=(WebSearchToolSpec(), WEATHER))
+    assert [tool["type"] for tool in body["tools"]] == ["web_search", "function"]
+
+
+def test_the_builtin_answers_follow_the_tool_messages_run_only() -> None:
+    """The caller's ToolMessages right after the mixed reply are read up to the first other
+    message; a later ToolMessage of another turn does not count as an answer."""
+    search, client = _search_call("s1", '{"q":1}'), CLIENT_CALL
+    ai = AIMessage("", additional_kwargs={"tool_calls": [search, client]}, tool_calls=[_call("c1")])
+    body = build([*HI, ai, ToolMessage("sunny", tool_call_id="c1"), HumanMessage("thanks")])
+    assert [m.get("tool_call_id") for m in body["messages"][2:]] == ["s1", "c1", None]
+
+
+# --- content mapping, pinned for the mutation sample of openai_chat/content.py ------------------
+
+
+def _replayed(ai: AIMessage) -> dict[str, Any]:
+    body: dict[str, Any] = build_request([*HI, ai], opts())
+    return body["messages"][1]  # type: ignore[no-any-return]
+
+
+def test_reasoning_is_read_from_thinking_blocks_when_no_reasoning_content() -> None:
+    thinking = [{"type": "thinking"}, {"type": "thinking", "thinking": "hmm", "signature": "s"}]
+    ai = AIMessage("ok", additional_kwargs={"thinking_blocks": thinking})
+    assert _replayed(ai)["reasoning_content"] == "hmm"
+
+
+def test_reasoning_is_read_from_content_blocks_among_plain_strings() -> None:
+    ai = AIMessage(["plain ", {"type": "reasoning"}, {"type": "reasoning", "reasoning": "r"}])
+    assert _replayed(ai) == {"role": "assistant", "content": "plain ", "reasoning_content": "r"}
+
+
+def test_rounds_without_reasoning_leave_the_final_reasoning_whole() -> None:
+    rounds = [
+        {"role": "assistant", "content": None, "tool_calls": [_search_call("s1", "{}")]},
+        {"role": "tool", "tool_call_id": "s1", "content": "{}"},
+    ]
+    ai = AIMessage("done", additional_kwargs={"reasoning_content": "r", "builtin_rounds": rounds})
+    body = build([*HI, ai])
+    assert body["messages"][3] == {"role": "assistant", "content": "done", "reasoning_content": "r"}
+
+
+def test_an_edited_reasoning_that_no_longer_starts_with_the_rounds_is_sent_whole() -> None:
+    rounds = [
+        {
+            "role": "assistant",
+            "content": None,
+            "reasoning_content": "r1. ",
+            "tool_calls": [_search_call("s1", "{}")],
+        },
+        {"role": "tool", "tool_call_id": "s1", "content": "{}"},
+    ]
+    kwargs = {"reasoning_content": "edited", "builtin_rounds": rounds}
+    body = build([*HI, AIMessage("done", additional_kwargs=kwargs)])
+    assert body["messages"][3]["reasoning_content"] == "edited"
+
+
+def test_tool_call_blocks_are_replayed_when_tool_calls_are_empty() -> None:
+    block = {"type": "tool_call", "id": "c1", "name": "get_weather", "args": {"city": "Oslo"}}
+    ai = AIMessage([block], additional_kwargs={"reasoning_content": "r"})
+    ai.tool_calls = []  # a message whose calls live only in its content blocks
+    assert _replayed(ai)["tool_calls"] == [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+        }
+    ]
+
+
+def _raw(call_id: str, arguments: str, **extra: Any) -> dict[str, Any]:
+    return {"id": call_id, "function": {"name": "get_weather", "arguments": arguments}, **extra}
+
+
+def test_raw_calls_keep_their_order_invalid_ones_included() -> None:
+    bad, good = _raw("b1", "oops", type="function"), _raw("c1", '{"city":"Paris"}')
+    ai = AIMessage(
+        "",
+        additional_kwargs={"tool_calls": [bad, good]},
+        tool_calls=[_call("c1")],
+        invalid_tool_calls=[{"id": "b1", "name": "get_weather", "args": "oops", "error": "e"}],
+    )
+    assert _replayed(ai)["tool_calls"] == [bad, {**good, "type": "function"}]
+
+
+def test_a_call_the_caller_removed_is_not_sent_and_the_rest_keep_their_strings() -> None:
+    removed, kept = _raw("c1", '{"city":"Paris"}'), _raw("c2", '{"city":"Oslo"}')
+    ai = AIMessage(
+        "",
+        additional_kwargs={"tool_calls": [removed, kept]},
+        tool_calls=[_call("c2", args={"city": "Oslo"})],
+    )
+    assert _replayed(ai)["tool_calls"] == [{**kept, "type": "function"}]
+
+
+def test_unreadable_raw_arguments_are_rebuilt_from_the_current_call() -> None:
+    ai = AIMessage(
+        "", additional_kwargs={"tool_calls": [_raw("c1", "oops")]}, tool_calls=[_call("c1")]
+    )
+    assert _replayed(ai)["tool_calls"][0]["function"]["arguments"] == '{"city": "Paris"}'
+
+
+def test_an_invalid_call_without_raw_form_or_name_or_arguments_is_rebuilt_empty() -> None:
+    invalid = {"id": "b1", "name": None, "args": None, "error": "e"}
+    ai = AIMessage("", invalid_tool_calls=[invalid])
+    assert _replayed(ai)["tool_calls"] == [
+        {"id": "b1", "type": "function", "function": {"name": "", "arguments": ""}}
+    ]
+
+
+def test_a_call_without_id_is_refused_by_name() -> None:
+    ai = AIMessage("", tool_calls=[{"name": "get_weather", "args": {}, "id": None}])
+    with pytest.raises(ValueError) as refused:
+        _replayed(ai)
+    assert str(refused.value) == (
+        "tool call 'get_weather' has no id; Chat Completions needs one to replay it"
+    )
+
+
+def test_empty_text_parts_are_empty_strings() -> None:
+    body = build([SystemMessage([{"type": "text"}, "s"]), HumanMessage([{"type": "text"}, "h"])])
+    assert body["messages"][0]["content"] == "\n\ns"
+    assert body["messages"][1]["content"][0] == {"type": "text", "text": ""}
+
+
+@pytest.mark.parametrize(
+    ("caps_change", "message", "refusal"),
+    [
+        (
+            {"image_inputs": False},
+            HumanMessage([{"type": "image", "url": "data:image/png;base64,AA"}]),
+            "kimi-k3.1-pro does not support image inputs on the Chat Completions protocol",
+        ),
+        (
+            {"video_inputs": False},
+            HumanMessage([{"type": "video_url", "video_url": "data:video/mp4;base64,AA"}]),
+            "kimi-k3.1-pro does not support video inputs on the Chat Completions protocol",
+        ),
+        (
+            {"image_media_types": ("image/png", "image/gif")},
+            HumanMessage([{"type": "image", "base64": "AA", "mime_type": "image/jpeg"}]),
+            "unsupported image type 'image/jpeg' for kimi-k3.1-pro: allowed image/png, image/gif",
+        ),
+    ],
+)
+def test_content_refusals_name_what_the_row_lacks(
+    caps_change: dict[str, Any], message: BaseMessage, refusal: str
+) -> None:
+    caps = replace(capabilities(K31_PRO, "openai"), **caps_change)
+    with pytest.raises(ValueError) as refused:
+        build_request([message], RequestOptions(caps=caps))
+    assert str(refused.value) == refusal
+
+
+def test_an_allowed_image_type_and_videos_pass_a_row_with_a_type_list() -> None:
+    caps = replace(capabilities(K31_PRO, "openai"), image_media_types=("image/png",))
+    parts = [
+        {"type": "image", "base64": "AA", "mime_type": "image/png"},
+        {"type": "video", "base64": "VV", "mime_type": "video/mp4"},
+    ]
+    body = build_request([HumanMessage(parts)], RequestOptions(caps=caps))
+    assert [p["type"] for p in body["messages"][0]["content"]] == ["image_url", "video_url"]
+
+
+def test_images_in_tool_results_are_refused_in_these_words() -> None:
+    caps = replace(capabilities(K31_PRO, "openai"), image_tool_message=False)
+    ai = AIMessage("", tool_calls=[_call("c1")])
+    image = {"type": "image", "base64": "AA", "mime_type": "image/png"}
+    with pytest.raises(ValueError) as refused:
+        build_request([*HI, ai, ToolMessage([image], tool_call_id="c1")], RequestOptions(caps=caps))
+    assert str(refused.value) == (
+        "kimi-k3.1-pro does not support images in tool results on the Chat Completions protocol"
+    )
+
+
+def test_a_web_url_warning_quotes_the_document_and_the_url(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from langchain_kimi.protocols.openai_chat import content
+
+    monkeypatch.setattr(content, "_warned_media_urls", set())
+    url = "https://example.com/" + "a" * 100 + ".png"
+    with pytest.warns(UserWarning, match="Chat Completions documents images") as caught:
+        build([HumanMessage([{"type": "image", "url": url}])])
+    (said,) = [str(w.message) for w in caught]
+    assert said == (
+        "Chat Completions documents images as base64 data URLs only "
+        '("Contenido de imagen como URL data Base64 (data:image/png;base64,...)"); sending the '
+        f"image URL {url[:80]!r} as is, the service may not fetch it"
+    )
+
+
+def test_a_url_part_without_a_url_string_is_no_web_url() -> None:
+    part = {"type": "image_url", "image_url": {"url": None}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        body = build_request([HumanMessage([part])], opts())
+    assert body["messages"][0]["content"] == [{"type": "image_url", "image_url": {"url": None}}]
+
+
+def test_a_part_that_is_neither_text_nor_a_block_is_refused_by_its_type() -> None:
+    """Content assigned after construction is not validated by langchain-core."""
+    system, human = SystemMessage("s"), HumanMessage("h")
+    system.content = [5]  # type: ignore[list-item]
+    human.content = [5]  # type: ignore[list-item]
+    with pytest.raises(ValueError) as refused:
+        build_request([system, *HI], opts())
+    assert str(refused.value) == "a system message may hold text only, got a 'int' block"
+    with pytest.raises(ValueError) as refused:
+        build_request([human], opts())
+    assert str(refused.value) == (
+        "unsupported content block type None (text, image and video only)"
+    )
