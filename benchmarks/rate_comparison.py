@@ -36,7 +36,7 @@ _OLD_FIGURES = textwrap.dedent(
     """
     import json, sys
     from tests.support.pool_simulation import run
-    from benchmarks.rate_catalog import ALL
+    from tests.support.rate_catalog import ALL
     seeds = range(int(sys.argv[1]))
     figures = {}
     for name, profile in ALL.items():

@@ -210,10 +210,10 @@ def _scale_sections(results: dict[str, Any]) -> list[str]:
     out: list[str] = []
     if "scale" in results:
         levels = list(results["scale"])
-        out += ["", "## Past the pool size: calls/s as concurrency rises (one instance)", ""]
+        out += ["", "## Calls/s as concurrency rises (one instance)", ""]
         out += [
-            "The same burst as above at each concurrency; ChatKimi queues calls beyond its pool "
-            "(200 requests in flight) in its own FIFO, so httpcore never rescans a long queue.",
+            "The same burst as above at each concurrency: one connection per call in flight, "
+            "httpx's own pool.",
             "",
             "| client | " + " | ".join(f"{level} concurrent" for level in levels) + " |",
             "|---|" + "---:|" * len(levels),

@@ -141,9 +141,9 @@ class ChatKimi(BaseChatModel):
     503, a 529) spends no retry: it waits, within `rate_limit_timeout`. So a call facing endless
     429s ends with `KimiRateLimitError` once it has waited `rate_limit_timeout` seconds."""
     rate_limit_timeout: float = 300.0
-    """Seconds a call may wait in all for the gateway's rate limit: for its turn among the key's
-    calls, and after each refusal (a 429 that is not a spent quota, a 503, a 529: `Retry-After`
-    honoured). Then the refusal is raised. `0`: a refusal is raised at once."""
+    """Seconds a call may wait in all after refusals (a 429 that is not a spent quota, a 503, a
+    529), each wait its `Retry-After` or the backoff; then the refusal is raised. `0`: a refusal
+    is raised at once. (Its turns among the key's calls wait at most the pool timeout.)"""
     default_headers: dict[str, str] | None = None
     """Extra HTTP headers on every request (not `Authorization`; names must be valid header
     names and values free of CR, LF and other control characters, or construction fails).
