@@ -51,6 +51,11 @@ def _model(sent: list[httpx.Request], **fields: Any) -> ChatKimi:
         ("request_timeout", "timeout"),
         ("max_retry", "max_retries"),
         ("reasoning_efort", "reasoning_effort"),
+        ("max_tokens_to_sample", "max_tokens"),  # ChatAnthropic's alias
+        ("reasoning", "reasoning_effort"),  # ChatOpenAI's reasoning={"effort": ...}
+        ("prompt_cache_options", "cache_ttl"),  # the Chat Completions field cache_ttl sets
+        ("client", "http_client"),  # ChatOpenAI's SDK clients: an httpx client here
+        ("root_async_client", "http_async_client"),
     ],
 )
 def test_unknown_argument_names_the_closest_field(argument: str, suggestion: str) -> None:
@@ -65,6 +70,14 @@ def test_unknown_argument_without_a_close_field_is_refused(argument: str) -> Non
     with pytest.raises(ValueError, match="model_kwargs") as info:
         ChatKimi(api_key=KEY, **{argument: 2})
     assert argument in str(info.value)
+
+
+@pytest.mark.parametrize("argument", ["top_k", "verbosity"])
+def test_a_peer_setting_is_not_taken_for_a_field_spelled_like_it(argument: str) -> None:
+    # ChatAnthropic's top_k is not top_p, ChatOpenAI's verbosity (of the answer) not verbose.
+    with pytest.raises(ValueError, match="model_kwargs") as info:
+        ChatKimi(api_key=KEY, **{argument: 1})
+    assert "did you mean" not in str(info.value)
 
 
 def test_proxy_arguments_point_at_the_http_client() -> None:
