@@ -6,7 +6,8 @@
 LangChain's), with type, default and the field's docstring; `<!-- table:errors -->` -> the exported
 error classes with the langchain-core classes they also are; `<!-- table:rate-knobs -->` -> every
 tunable number of the rate policy (`_http/limits/knobs.py`), and `{knob:NAME}` -> one knob's value
-with its unit, `{default:FIELD}` -> a ChatKimi field's default (an unknown name fails the build).
+with its unit, `{default:FIELD}` -> a ChatKimi field's default, `{limit:NAME}` -> one of the
+other numbers the pages state (`LIMITS`). An unknown name fails the build.
 """
 
 from __future__ import annotations
@@ -30,9 +31,12 @@ from pydantic.fields import FieldInfo
 
 import langchain_kimi
 from langchain_kimi import ChatKimi
+from langchain_kimi._http import drain
+from langchain_kimi._http.config import DEFAULT_TIMEOUT
 from langchain_kimi._http.limits import knobs
+from langchain_kimi._langchain import token_estimate
 from langchain_kimi._request.options import FunctionToolSpec, RequestOptions, ToolChoice
-from langchain_kimi._request.profiles import Capabilities, all_rows
+from langchain_kimi._request.profiles import CONTEXT_WINDOW, K31_PRO, Capabilities, all_rows
 from langchain_kimi.protocols import adapter as _adapter
 
 _YES, _NO = "yes", "—"
@@ -297,6 +301,45 @@ def render_defaults(markdown: str) -> str:
     return DEFAULT_REFERENCE.sub(lambda match: default_text(match.group(1)), markdown)
 
 
+def _row(protocol: str) -> Capabilities:
+    return next(r for r in all_rows() if r.model == K31_PRO and r.protocol == protocol)
+
+
+def _number(value: float, unit: str) -> str:
+    return knobs.format_value(value) + (f" {unit}" if unit else "")
+
+
+LIMITS: dict[str, tuple[Callable[[], float], str]] = {
+    "context_window": (lambda: CONTEXT_WINDOW, ""),
+    "messages_max_tokens": (lambda: _adapter("anthropic").default_max_tokens or 0, ""),
+    "max_tools": (lambda: _row("openai").max_tools or 0, ""),
+    "stop_sequences": (lambda: _row("anthropic").max_stop_sequences, ""),
+    "stop_sequence_bytes": (lambda: _row("anthropic").max_stop_sequence_bytes, ""),
+    "read_timeout": (lambda: DEFAULT_TIMEOUT.read or 0, "s"),
+    "connect_timeout": (lambda: DEFAULT_TIMEOUT.connect or 0, "s"),
+    "drain_time": (lambda: drain.DRAIN_SECONDS * 1000, "ms"),
+    "drain_events": (lambda: drain.DRAIN_EVENTS, ""),
+    "drains": (lambda: drain.DRAINS, ""),
+    "chars_per_token": (lambda: token_estimate.ASCII_CHARS_PER_TOKEN, ""),
+    "tokens_per_message": (lambda: token_estimate.PER_MESSAGE_OVERHEAD, ""),
+}
+"""The numbers pages state that are neither a knob nor a field's default: name -> (the value,
+read from the code; its unit)."""
+
+LIMIT_REFERENCE = re.compile(r"\{limit:(\w+)\}")
+
+
+def limit_text(name: str) -> str:
+    if name not in LIMITS:
+        raise ValueError(f"{{limit:{name}}}: no such limit in docs/hooks.py's LIMITS")
+    value, unit = LIMITS[name]
+    return _number(value(), unit)
+
+
+def render_limits(markdown: str) -> str:
+    return LIMIT_REFERENCE.sub(lambda match: limit_text(match.group(1)), markdown)
+
+
 _TABLES: dict[str, Callable[[], str]] = {
     "<!-- table:capabilities -->": capability_table,
     "<!-- table:tool-choice -->": tool_choice_table,
@@ -311,4 +354,4 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
     for marker, render in _TABLES.items():
         if marker in markdown:
             markdown = markdown.replace(marker, render())
-    return render_defaults(render_knobs(markdown))
+    return render_limits(render_defaults(render_knobs(markdown)))

@@ -31,8 +31,19 @@ _PEER_NAMES = {
     "default_request_timeout": "timeout",
     "stop_sequence": "stop",
     "thinking": "reasoning_effort",
+    "reasoning": "reasoning_effort",
     "max_output_tokens": "max_tokens",
+    "max_tokens_to_sample": "max_tokens",
+    "prompt_cache_options": "cache_ttl",
+    # ChatOpenAI's OpenAI SDK clients: ChatKimi takes httpx clients.
+    "client": "http_client",
+    "root_client": "http_client",
+    "async_client": "http_async_client",
+    "root_async_client": "http_async_client",
 }
+# Peer settings spelled like a field that means something else: no suggestion (ChatAnthropic's
+# `top_k` is not `top_p`, ChatOpenAI's `verbosity` of the answer not LangChain's `verbose`).
+_NOT_CLOSE = frozenset({"top_k", "verbosity"})
 _PROXY_NAMES = frozenset({"proxy", "proxies", "openai_proxy", "anthropic_proxy"})
 
 
@@ -71,7 +82,7 @@ def _hint(name: str, public: list[str]) -> str:
             "http_async_client=httpx.AsyncClient(proxy=...) (or set HTTPS_PROXY)."
         )
     suggestion = _PEER_NAMES.get(name)
-    if suggestion is None:
+    if suggestion is None and name not in _NOT_CLOSE:
         close = difflib.get_close_matches(name, public, n=1, cutoff=0.75)
         suggestion = close[0] if close else None
     return f"For `{name}`, did you mean `{suggestion}`?" if suggestion else ""

@@ -19,7 +19,9 @@ from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
+from langchain_kimi.testing import FakeKimiGateway
 from tests.support.recording import ReplayModel
+from tools.paths import ROOT
 
 OSLO = "Oslo: -3°C, light snow"
 ROME = "Rome: 14°C, sunny"
@@ -165,3 +167,33 @@ def test_agent_with_v1_output_sends_the_same_bodies(
     _check_thread(protocol, messages)
     _check_sent(protocol, capture, stream=False)
     assert vcr.play_count == 4
+
+
+# --- the built-in web search in an agent ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+def test_create_agent_runs_the_web_search_declared_as_a_dict(protocol: str) -> None:
+    """docs/web-search.md: in `create_agent`, declare the search as `{"type": "web_search"}`."""
+    gateway = FakeKimiGateway()
+    gateway.add_web_search("latest Python release")
+    gateway.add_reply(text="Python 3.14.")
+    agent = create_agent(gateway.chat_model(protocol=protocol), tools=[{"type": "web_search"}])
+    result = agent.invoke({"messages": [("human", "What is the latest Python release?")]})
+    *_, answer = result["messages"]
+    assert len(result["messages"]) == 2  # the question and the answer: the agent ran no tool
+    assert answer.content == "Python 3.14."
+    assert answer.response_metadata["server_tool_use"] == {"web_search_requests": 1}
+    searched = [b for b in answer.content_blocks if b["type"] == "server_tool_call"]
+    assert [b["args"]["query"] for b in searched] == ["latest Python release"]
+
+
+def test_create_agent_takes_no_web_search_string() -> None:
+    """`bind_tools(["web_search"])` works, `create_agent(tools=["web_search"])` does not: the
+    agent hands every tool that is not a dict to its tool node, which cannot make a tool of a
+    string. The docs say to use the dict there; if LangChain accepts strings one day, say so."""
+    model = FakeKimiGateway().chat_model()
+    with pytest.raises(AttributeError, match="has no attribute 'name'"):
+        create_agent(model, tools=["web_search"])  # type: ignore[list-item]
+    page = " ".join((ROOT / "docs" / "web-search.md").read_text(encoding="utf-8").split())
+    assert 'create_agent(model, tools=[{"type": "web_search"}])' in page

@@ -1,7 +1,7 @@
 """What ChatOpenAI and ChatAnthropic do when pointed at the gateway, reproduced offline.
 
-docs/migrating.md ("Why not ChatOpenAI / ChatAnthropic pointed at the gateway") lists the
-findings of issue 22's measurement. The ones that show in what a peer sends or reads are
+docs/migrating.md ("Why switch") lists what a side-by-side measurement against the gateway
+found. The ones that show in what a peer sends or reads are
 reproduced here against a loopback gateway serving authored replies from `cassettes/`: each test
 asserts the peer's behaviour as the page describes it, so a peer release that changes it fails
 here and the page gets corrected. What the live gateway answers to those requests (its 400s) is
@@ -15,15 +15,18 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import jsonschema
 import pytest
 from langchain_anthropic import ChatAnthropic
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_openai import ChatOpenAI
+from openai import NotFoundError
 from pydantic import BaseModel
 
 from langchain_kimi import ChatKimi
+from langchain_kimi.testing import FakeKimiGateway
 from tests.support.loopback import LoopbackServer, QuietHandler, running
 from tools.cassette_format import load_interactions
 from tools.paths import CASSETTE_ROOT
@@ -33,6 +36,7 @@ pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 
 KEY = "test-key-not-real"
 MODEL = "kimi-k3.1-pro"
+GATEWAY = "https://direct.evolink.ai/v1"
 _PLAIN = load_interactions(str(CASSETTE_ROOT / "core_cassettes" / "anthropic_plain.yaml"))
 """Messages: a reply (thinking + "OK"), then the same reply streamed (usage in message_start)."""
 _TOOL_CALL = load_interactions(str(CASSETTE_ROOT / "agents" / "openai_weather_thread.yaml"))[0]
@@ -118,6 +122,13 @@ def test_chat_anthropic_structured_output_sends_a_tool_choice_k31_does_not_docum
     assert body["tool_choice"] == {"type": "tool", "name": "Answer"}
     with pytest.raises(jsonschema.ValidationError, match="'tool' is not one of"):
         validate_request(body, "anthropic", MODEL)
+    # What the page advises ChatAnthropic users: method="json_schema", a documented request.
+    answer = _anthropic(url).with_structured_output(Answer, method="json_schema", include_raw=True)
+    answer.invoke("Reply with OK.")
+    body = sent[-1][1]
+    assert body["output_config"]["format"]["type"] == "json_schema"
+    assert "tool_choice" not in body
+    validate_request(body, "anthropic", MODEL)
 
 
 def test_chat_anthropic_streamed_input_tokens_and_callback_tokens(gateway: Any) -> None:
@@ -166,3 +177,23 @@ def test_a_protocol_switch_loses_the_reasoning_with_either_peer(gateway: Any) ->
         "role": "assistant",
         "content": [{"type": "text", "text": "OK"}],
     }
+
+
+def test_chat_openai_never_runs_the_built_in_web_search() -> None:
+    """Declared as the gateway documents it, `{"type": "web_search"}`: ChatOpenAI sends it to the
+    Responses API, which the gateway does not have; made to use Chat Completions, it returns the
+    gateway's `$web_search` call as a client tool call, for the agent to run (it cannot)."""
+    gateway = FakeKimiGateway(key=KEY)
+    gateway.add_web_search("latest Python release").add_reply(text="Python 3.14.")
+    client = httpx.Client(transport=gateway.transport)
+    peer = ChatOpenAI(model=MODEL, base_url=GATEWAY, api_key=KEY, max_retries=0, http_client=client)  # type: ignore[arg-type]
+    with pytest.raises(NotFoundError):
+        peer.bind_tools([{"type": "web_search"}]).invoke("The latest Python release?")
+    assert gateway.paths[-1] == "/v1/responses"
+    chat = peer.model_copy(update={"use_responses_api": False})
+    reply = chat.bind_tools([{"type": "web_search"}]).invoke("The latest Python release?")
+    assert [call["name"] for call in reply.tool_calls] == ["$web_search"]
+    assert reply.content == ""
+    kimi = FakeKimiGateway().add_web_search("latest Python release").add_reply(text="Python 3.14.")
+    answer = kimi.chat_model().bind_tools([{"type": "web_search"}]).invoke("The latest release?")
+    assert (answer.content, answer.tool_calls) == ("Python 3.14.", [])

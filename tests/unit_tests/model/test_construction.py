@@ -13,8 +13,10 @@ from typing import Any
 import httpx
 import pytest
 from langchain_core.load import dumpd, load
+from pydantic import AliasChoices, Field
 
 from langchain_kimi import ChatKimi, KimiAPIError
+from langchain_kimi._langchain.arguments import accepted_names, public_fields
 from tests.support.gateways import answering
 
 KEY = "test-key-not-real"
@@ -51,6 +53,11 @@ def _model(sent: list[httpx.Request], **fields: Any) -> ChatKimi:
         ("request_timeout", "timeout"),
         ("max_retry", "max_retries"),
         ("reasoning_efort", "reasoning_effort"),
+        ("max_tokens_to_sample", "max_tokens"),  # ChatAnthropic's alias
+        ("reasoning", "reasoning_effort"),  # ChatOpenAI's reasoning={"effort": ...}
+        ("prompt_cache_options", "cache_ttl"),  # the Chat Completions field cache_ttl sets
+        ("client", "http_client"),  # ChatOpenAI's SDK clients: an httpx client here
+        ("root_async_client", "http_async_client"),
     ],
 )
 def test_unknown_argument_names_the_closest_field(argument: str, suggestion: str) -> None:
@@ -65,6 +72,53 @@ def test_unknown_argument_without_a_close_field_is_refused(argument: str) -> Non
     with pytest.raises(ValueError, match="model_kwargs") as info:
         ChatKimi(api_key=KEY, **{argument: 2})
     assert argument in str(info.value)
+
+
+@pytest.mark.parametrize("argument", ["top_k", "verbosity", "store", "betas"])
+def test_a_peer_setting_is_not_taken_for_a_field_spelled_like_it(argument: str) -> None:
+    # ChatAnthropic's top_k is not top_p, ChatOpenAI's verbosity (of the answer) not verbose;
+    # store and betas are only as close to stop and tags as a loose match would find.
+    with pytest.raises(ValueError, match="model_kwargs") as info:
+        ChatKimi(api_key=KEY, **{argument: 1})
+    assert "did you mean" not in str(info.value)
+
+
+_BODY_FIELDS = "Undocumented request-body fields go in model_kwargs={...} (or extra_body={...})."
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"n": 2}, f"ChatKimi got unexpected argument `n`. {_BODY_FIELDS}"),
+        (
+            {"openai_api_key": "k", "api_base": "u"},
+            "ChatKimi got unexpected arguments `api_base`, `openai_api_key`. For `api_base`, did "
+            "you mean `base_url`? For `openai_api_key`, did you mean `api_key`? " + _BODY_FIELDS,
+        ),
+        (
+            {"anthropic_proxy": "http://proxy.internal:3128"},
+            "ChatKimi got unexpected argument `anthropic_proxy`. For `anthropic_proxy`, pass "
+            "http_client=httpx.Client(proxy=...) and http_async_client=httpx.AsyncClient("
+            "proxy=...) (or set HTTPS_PROXY). " + _BODY_FIELDS,
+        ),
+    ],
+)
+def test_the_refusal_names_every_unknown_argument_and_its_field(
+    arguments: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError) as info:
+        ChatKimi(api_key=KEY, **arguments)
+    assert f"Value error, {message} [" in str(info.value)
+
+
+def test_accepted_names_are_the_fields_and_every_alias() -> None:
+    fields = {
+        "plain": Field(default=1),
+        "aliased": Field(default=1, validation_alias="other"),
+        "both": Field(default=1, alias="named", validation_alias=AliasChoices("both", "two")),
+    }
+    assert accepted_names(fields) == {"plain", "aliased", "other", "both", "named", "two"}
+    assert public_fields({"model": 1, "_transport": 2}) == ["model"]
 
 
 def test_proxy_arguments_point_at_the_http_client() -> None:

@@ -22,7 +22,8 @@ class Invoice(BaseModel):
 
 
 def _table_row(page: str, first_cell: str) -> list[str]:
-    for line in (DOCS / page).read_text(encoding="utf-8").splitlines():
+    rendered = hooks.on_page_markdown((DOCS / page).read_text(encoding="utf-8"))
+    for line in rendered.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if line.startswith("|") and cells[0] == first_cell:
             return cells
