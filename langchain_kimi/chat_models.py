@@ -35,9 +35,9 @@ from langchain_kimi._call._sync import drivers
 from langchain_kimi._call.plans import PlanSettings
 from langchain_kimi._contract import PROVIDER, sum_usage
 from langchain_kimi._http.config import (
-    DEFAULT_TIMEOUT,
     check_connection_settings,
     check_max_retries,
+    transport_timeout,
 )
 from langchain_kimi._http.transport import Transport, TransportConfig
 from langchain_kimi._langchain import content_blocks
@@ -129,7 +129,8 @@ class ChatKimi(BaseChatModel):
     top_p: float | None = None
     """Chat Completions (004): "fijado por el modelo en `0.95`"; otherwise as `temperature`."""
     timeout: float | httpx.Timeout | None = None
-    """Seconds or an `httpx.Timeout`; default 900 s read, 10 s connect. Per attempt: a gateway
+    """Seconds or an `httpx.Timeout`; default 900 s read, 10 s connect; each part finite, > 0 and
+    at most 86,400 s (one day), or `None` (no limit for that wait). Per attempt: a gateway
     that sends no byte raises after (max_retries + 1) x timeout plus the waits (docs/errors.md)."""
     max_retries: int = 2
     """Retries on 408/409/429/5xx, connection errors and timeouts (2 = up to 3 attempts)."""
@@ -193,6 +194,12 @@ class ChatKimi(BaseChatModel):
         if value not in PROTOCOLS:
             msg = f"protocol must be 'openai' or 'anthropic', got {value!r}"
             raise ValueError(msg)
+        return value
+
+    @field_validator("timeout")
+    @classmethod
+    def _check_timeout(cls, value: float | httpx.Timeout | None) -> float | httpx.Timeout | None:
+        transport_timeout(value)  # finite, > 0 and at most a day, per part
         return value
 
     @field_validator("max_retries")
@@ -356,16 +363,11 @@ class ChatKimi(BaseChatModel):
                 "replayed cassettes), see docs/without-a-key.md"
             )
             raise ValueError(msg)
-        timeout = self.timeout
-        if timeout is None:
-            timeout = DEFAULT_TIMEOUT
-        elif not isinstance(timeout, httpx.Timeout):
-            timeout = httpx.Timeout(timeout)
         config = TransportConfig(
             base_url=self.base_url,
             fallback_base_url=self.fallback_base_url,
             api_key=self.api_key,
-            timeout=timeout,
+            timeout=transport_timeout(self.timeout),  # checked again: assignments skip validation
             max_retries=self.max_retries,
             default_headers=self._request_headers(),
             allow_insecure_http=self.allow_insecure_http,
