@@ -11,12 +11,13 @@ from __future__ import annotations
 import copy
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal, Self
 
 import httpx
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
+from langchain_core.load.serializable import SerializedConstructor, SerializedNotImplemented
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 from langchain_core.runnables import Runnable
 from langchain_core.utils import from_env, secret_from_env
@@ -26,6 +27,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     SecretStr,
+    field_serializer,
     field_validator,
     model_validator,
 )
@@ -40,7 +42,7 @@ from langchain_kimi._http.config import (
     transport_timeout,
 )
 from langchain_kimi._http.transport import Transport, TransportConfig
-from langchain_kimi._langchain import content_blocks
+from langchain_kimi._langchain import content_blocks, secret_headers
 from langchain_kimi._langchain.arguments import accepted_names, public_fields, refuse_unknown
 from langchain_kimi._langchain.token_estimate import estimate_message_tokens, estimate_text_tokens
 from langchain_kimi._request.profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
@@ -138,7 +140,10 @@ class ChatKimi(BaseChatModel):
     """Extra HTTP headers on every request (not `Authorization`; names must be valid header
     names and values free of CR, LF and other control characters, or construction fails).
     Messages requests also carry `anthropic-version: 2023-06-01`, as Anthropic clients do (the
-    documents neither require nor forbid it); a header of that name here replaces it."""
+    documents neither require nor forbid it); a header of that name here replaces it. A header
+    named like a credential (`Proxy-Authorization`, `X-Proxy-Token`: a name holding auth, token,
+    secret, key, cookie, password, credential or session) is kept out of every view and pickle,
+    as the key is (docs/reference.md, Serialization)."""
     model_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Extra top-level body fields for future or undocumented options (sent as given)."""
     extra_body: dict[str, Any] | None = None
@@ -167,6 +172,8 @@ class ChatKimi(BaseChatModel):
 
     _transport_cache: tuple[tuple[Any, ...], Transport] | None = PrivateAttr(default=None)
     """The transport and the settings it was made for (a copy or an assignment may change them)."""
+    _withheld_headers: tuple[str, ...] = PrivateAttr(default=())
+    """Credential headers a pickle left out and the loading process did not have."""
 
     # Aliases are validation-only so that type checkers see the field names in `__init__`
     # (`ChatKimi(model=..., reasoning_effort=...)` type-checks) while `model_name=`,
@@ -201,6 +208,17 @@ class ChatKimi(BaseChatModel):
     def _check_timeout(cls, value: float | httpx.Timeout | None) -> float | httpx.Timeout | None:
         transport_timeout(value)  # finite, > 0 and at most a day, per part
         return value
+
+    @field_validator("default_headers", mode="before")
+    @classmethod
+    def _take_secret_header_values(cls, value: Any) -> Any:
+        return secret_headers.accepted(value)
+
+    @field_serializer("default_headers")
+    def _mask_credential_headers(
+        self, value: dict[str, str] | None
+    ) -> dict[str, str | SecretStr] | None:
+        return secret_headers.shown(value)
 
     @field_validator("max_retries")
     @classmethod
@@ -270,7 +288,20 @@ class ChatKimi(BaseChatModel):
 
     @property
     def lc_secrets(self) -> dict[str, str]:
-        return {"api_key": "EVOLINK_API_KEY"}
+        # `default_headers` is listed so that langchain-core leaves the per-header secret
+        # references of `to_json` as they are (it escapes any other kwarg holding such a dict).
+        return {"api_key": "EVOLINK_API_KEY", "default_headers": secret_headers.SECRET_ID_PREFIX}
+
+    def to_json(self) -> SerializedConstructor | SerializedNotImplemented:
+        serialized = super().to_json()
+        if serialized["type"] == "constructor" and self.default_headers is not None:
+            headers = secret_headers.serialized(self.default_headers)
+            serialized["kwargs"]["default_headers"] = headers
+        return serialized
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for name, value in super().__repr_args__():
+            yield name, secret_headers.shown(value) if name == "default_headers" else value
 
     @classmethod
     def is_lc_serializable(cls) -> bool:
@@ -363,6 +394,7 @@ class ChatKimi(BaseChatModel):
                 "replayed cassettes), see docs/without-a-key.md"
             )
             raise ValueError(msg)
+        secret_headers.check_present(self.default_headers, self._withheld_headers)
         config = TransportConfig(
             base_url=self.base_url,
             fallback_base_url=self.fallback_base_url,
@@ -416,6 +448,11 @@ class ChatKimi(BaseChatModel):
         fields["http_client"] = None
         fields["http_async_client"] = None
         fields["api_key"] = None
+        # Credential headers go the key's way: left out, read back from the loading process's
+        # environment (`EVOLINK_HEADER_<NAME>`), and a call refused while one is missing.
+        fields["default_headers"], private["_withheld_headers"] = secret_headers.for_pickle(
+            self.default_headers, self._withheld_headers
+        )
         state["__dict__"] = fields
         return state
 
@@ -423,6 +460,11 @@ class ChatKimi(BaseChatModel):
         super().__setstate__(state)
         if self.api_key is None:
             self.__dict__["api_key"] = secret_from_env("EVOLINK_API_KEY", default=None)()
+        headers, missing = secret_headers.from_environment(
+            self.default_headers, self._withheld_headers
+        )
+        self.__dict__["default_headers"] = headers
+        self._withheld_headers = missing
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
         # Deep-copy the settings, share the caller's own httpx clients, never the pooled ones.
@@ -433,14 +475,21 @@ class ChatKimi(BaseChatModel):
             else copy.deepcopy(getattr(self, name), memo)
             for name in type(self).model_fields
         }
-        return type(self).model_construct(_fields_set=set(self.model_fields_set), **fields)
+        copied = type(self).model_construct(_fields_set=set(self.model_fields_set), **fields)
+        copied._withheld_headers = self._withheld_headers
+        return copied
 
     # ---------------------------------------------------------------- calls
 
     def _plan_settings(self) -> PlanSettings:
         """What every plan of this model starts from (its fields, checked at construction)."""
         secret = self.api_key.get_secret_value() if self.api_key is not None else ""
-        return PlanSettings(self._defaults(), self.max_builtin_rounds, secret=secret)
+        return PlanSettings(
+            self._defaults(),
+            self.max_builtin_rounds,
+            secret=secret,
+            other_secrets=secret_headers.values(self.default_headers),
+        )
 
     # LangChain's call hooks are written once, async, in `_call/_async/drivers.py`; the sync ones
     # are generated from them (`tools/unasync.py`), so the two halves cannot drift apart.

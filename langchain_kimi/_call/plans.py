@@ -23,6 +23,7 @@ from langchain_kimi._contract import RAW_USAGE, TOKEN_USAGE
 from langchain_kimi._errors import KimiAPIError, KimiError, KimiStreamError, redact
 from langchain_kimi._request.options import RequestOptions
 from langchain_kimi._request.resolve import ModelDefaults, resolve_options
+from langchain_kimi._secrets import Scrubber
 from langchain_kimi.protocols import adapter as protocol_adapter
 from langchain_kimi.protocols.interfaces import ProtocolAdapter, StreamDecoder
 
@@ -34,11 +35,13 @@ _PARSER_FAILURES = (KeyError, IndexError, TypeError, AttributeError, ValueError)
 @dataclass(frozen=True)
 class PlanSettings:
     """What every call of one model starts from: its fields that shape a request, how many
-    built-in rounds a call may run, and the key to remove from every error."""
+    built-in rounds a call may run, and the key (and other credentials: those of the headers)
+    to remove from every error."""
 
     defaults: ModelDefaults
     max_builtin_rounds: int
     secret: str = field(default="", repr=False)
+    other_secrets: tuple[str, ...] = field(default=(), repr=False)
 
 
 class _Plan:
@@ -73,6 +76,7 @@ class _Plan:
             body,
             max_builtin_rounds=settings.max_builtin_rounds,
             secret=settings.secret,
+            other_secrets=settings.other_secrets,
         )
 
     def __init__(
@@ -83,10 +87,12 @@ class _Plan:
         *,
         max_builtin_rounds: int,
         secret: str = "",
+        other_secrets: tuple[str, ...] = (),
     ) -> None:
         self.adapter = adapter
         self.options = options
         self._secret = secret
+        self._other_secrets = other_secrets
         self.pending: dict[str, Any] | None = body
         """The next body to post; None once the reply is complete."""
         self._rounds = adapter.new_rounds(options, max_builtin_rounds)
@@ -105,6 +111,8 @@ class _Plan:
         except KimiError as error:
             self._on_error(error)
             error.scrub(lambda text: redact(text, self._secret))
+            if self._other_secrets:
+                error.scrub(Scrubber(self._other_secrets).text)
             # The exception it came from is dropped too: a JSONDecodeError keeps the whole
             # document, an httpx error its request, and tblib (which Dask installs) pickles
             # the chain along with the error.
