@@ -209,6 +209,12 @@ def check_default_headers(headers: Mapping[str, str]) -> None:
                 f"default_headers[{name!r}] contains CR, LF or another control character "
                 "(not allowed in an HTTP header value)"
             )
+        if not value.isascii():
+            # httpx encodes header values as ASCII (RFC 9110 §5.5 calls other bytes obsolete).
+            raise ValueError(
+                f"default_headers[{name!r}] holds non-ASCII characters, which httpx cannot send "
+                "in a header: percent-encode the value (or use ASCII only)"
+            )
         if name.lower() == "authorization":
             raise ValueError("default_headers may not set Authorization; pass the key as api_key")
 

@@ -84,6 +84,14 @@ def _check_max_tokens(value: object, caps: Capabilities) -> int | None:
     return value
 
 
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _check_stop(stop: object, caps: Capabilities) -> tuple[str, ...]:
     if stop is None:
         return ()
@@ -93,6 +101,13 @@ def _check_stop(stop: object, caps: Capabilities) -> tuple[str, ...]:
         msg = f"stop must be a list of non-empty strings, got {stop!r}"
         raise ValueError(msg)
     stops = tuple(stop)
+    for seq in stops:
+        if not _encodes(seq):
+            msg = (
+                f"stop sequence {seq!r} holds a lone surrogate, which UTF-8 cannot encode "
+                "(text must be valid Unicode): remove or replace it"
+            )
+            raise ValueError(msg)
     if caps.stop_sequences and caps.known:
         # anthropic K3.1 `stop_sequences`: at most 5, each at most 32 bytes (documented).
         if len(stops) > caps.max_stop_sequences:

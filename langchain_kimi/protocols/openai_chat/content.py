@@ -135,7 +135,8 @@ def _rebuild(call: dict[str, Any], arguments: str | None = None) -> dict[str, An
         msg = f"tool call {call.get('name')!r} has no id; Chat Completions needs one to replay it"
         raise ValueError(msg)
     if arguments is None:
-        arguments = dumps_text(call.get("args") or {})  # NaN as null, as the body
+        what = f"the arguments of tool call {call.get('name')!r}"
+        arguments = dumps_text(call.get("args") or {}, what=what)  # NaN as null, as the body
     return {
         "id": call["id"],
         "type": "function",
