@@ -26,9 +26,10 @@ from typing import Any
 
 import orjson
 
-MAX_DEPTH = 255
-"""The deepest nesting a value to send may have: orjson's own limit, applied to the standard
-library's fallback too (which would otherwise stop at the interpreter's recursion limit)."""
+MAX_DEPTH = 254
+"""The most arrays and objects a value to send may nest: orjson's own limit (it refuses the
+255th), applied to the standard library's fallback too (which would otherwise stop at the
+interpreter's recursion limit)."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LONE = ", which UTF-8 cannot encode (text must be valid Unicode): remove or replace it"

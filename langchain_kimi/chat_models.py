@@ -19,6 +19,7 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
 from langchain_core.load.serializable import SerializedConstructor, SerializedNotImplemented
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
+from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable
 from langchain_core.utils import from_env, secret_from_env
 from pydantic import (
@@ -34,7 +35,7 @@ from pydantic import (
 
 from langchain_kimi._call._async import drivers as async_drivers
 from langchain_kimi._call._sync import drivers
-from langchain_kimi._call.plans import PlanSettings
+from langchain_kimi._call.plans import PlanSettings, check_max_builtin_rounds
 from langchain_kimi._contract import PROVIDER, sum_usage
 from langchain_kimi._http.config import (
     check_connection_settings,
@@ -42,7 +43,7 @@ from langchain_kimi._http.config import (
     transport_timeout,
 )
 from langchain_kimi._http.transport import Transport, TransportConfig
-from langchain_kimi._langchain import content_blocks, secret_headers
+from langchain_kimi._langchain import content_blocks, readable_blocks, secret_headers
 from langchain_kimi._langchain.arguments import accepted_names, public_fields, refuse_unknown
 from langchain_kimi._langchain.token_estimate import estimate_message_tokens, estimate_text_tokens
 from langchain_kimi._request.profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
@@ -228,10 +229,7 @@ class ChatKimi(BaseChatModel):
     @field_validator("max_builtin_rounds")
     @classmethod
     def _check_rounds(cls, value: int) -> int:
-        if value < 1:
-            msg = "max_builtin_rounds must be >= 1"
-            raise ValueError(msg)
-        return value
+        return check_max_builtin_rounds(value)
 
     @model_validator(mode="after")
     def _complete_after_validation(self) -> Self:
@@ -341,7 +339,9 @@ class ChatKimi(BaseChatModel):
         if max_tokens is not None:
             params["ls_max_tokens"] = max_tokens
         stops = stop or kwargs.get("stop") or self.stop
-        if stops:
+        if isinstance(stops, str):
+            stops = [stops]
+        if stops and isinstance(stops, list | tuple):  # anything else: the call refuses it
             params["ls_stop"] = list(stops)
         return params
 
@@ -480,6 +480,12 @@ class ChatKimi(BaseChatModel):
         return copied
 
     # ---------------------------------------------------------------- calls
+
+    def _convert_input(self, model_input: LanguageModelInput) -> PromptValue:
+        # Before langchain-core reads the blocks itself (and fails on some with a bare error).
+        converted = super()._convert_input(model_input)
+        readable_blocks.check(converted.to_messages())
+        return converted
 
     def _plan_settings(self) -> PlanSettings:
         """What every plan of this model starts from (its fields, checked at construction)."""

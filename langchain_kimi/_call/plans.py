@@ -32,6 +32,18 @@ from langchain_kimi.protocols.interfaces import ProtocolAdapter, StreamDecoder
 _PARSER_FAILURES = (KeyError, IndexError, TypeError, AttributeError, ValueError)
 
 
+def check_max_builtin_rounds(value: object) -> int:
+    """The one rule for `max_builtin_rounds`: the field's, and every call's (an assignment or a
+    `model_copy(update=...)` skips the field's validation)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = f"max_builtin_rounds must be an integer >= 1, got {value!r:.60}"
+        raise ValueError(msg)
+    if value < 1:
+        msg = "max_builtin_rounds must be >= 1"
+        raise ValueError(msg)
+    return value
+
+
 @dataclass(frozen=True)
 class PlanSettings:
     """What every call of one model starts from: its fields that shape a request, how many
@@ -42,6 +54,9 @@ class PlanSettings:
     max_builtin_rounds: int
     secret: str = field(default="", repr=False)
     other_secrets: tuple[str, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        check_max_builtin_rounds(self.max_builtin_rounds)
 
 
 class _Plan:

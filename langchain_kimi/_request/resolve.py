@@ -124,6 +124,15 @@ def _check_stop(stop: object, caps: Capabilities) -> tuple[str, ...]:
     return stops
 
 
+def _check_extra_body(value: object) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+        msg = f"extra_body must be a dict of body field names to values, got {value!r:.80}"
+        raise ValueError(msg)
+    return value
+
+
 def _check_effort(value: object, caps: Capabilities) -> str | None:
     if value is None:
         return None
@@ -182,8 +191,8 @@ def _check_sampling(
 ) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        msg = f"{name} must be a number, got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        msg = f"{name} must be a finite number, got {value!r}"
         raise ValueError(msg)
     if caps.known and caps.fixed_sampling and value != fixed:
         msg = f"{caps.model} only accepts {name}={fixed} (fixed by the model); got {value}"
@@ -291,7 +300,7 @@ def resolve_options(
     output_format = output_format_from_response_format(kwargs.get("response_format"))
     _check_output_format(output_format, caps)
     _warn_parallel(kwargs.get("parallel_tool_calls"))
-    extra_body = {**defaults.model_kwargs, **(kwargs.get("extra_body") or {})}
+    extra_body = {**defaults.model_kwargs, **_check_extra_body(kwargs.get("extra_body"))}
     return RequestOptions(
         caps=caps,
         max_tokens=_check_max_tokens(

@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_kimi import ChatKimi, _json
 from langchain_kimi._http.config import encode_body
 from tests.support.gateways import offline
+from tools.paths import ROOT
 
 SURROGATE = "caf\ud800e"
 
@@ -194,3 +195,20 @@ def test_a_header_value_httpx_cannot_send_is_refused_at_construction(value: str)
     with pytest.raises(ValueError, match=r"default_headers\['X-Team'\] holds non-ASCII") as info:
         ChatKimi(api_key="sk-test-x", default_headers={"X-Team": value})
     assert "percent-encode" in str(info.value)
+
+
+def test_the_limits_page_names_the_depth_the_code_applies() -> None:
+    page = (ROOT / "docs" / "limits.md").read_text(encoding="utf-8")
+    assert f"nested deeper than {_json.MAX_DEPTH} levels is refused" in page
+
+
+def test_nesting_up_to_the_limit_is_sent_on_both_paths_and_one_more_is_not() -> None:
+    deep: Any = 1
+    for _ in range(_json.MAX_DEPTH - 3):
+        deep = [deep]
+    # The body, the `k` list, the inner dict and the lists: MAX_DEPTH containers in all.
+    for key in ("s", 1):  # a string key: orjson's path; an int key: the standard library's
+        body = {"k": [{key: deep}]}
+        assert _json.loads(encode_body(body)) == {"k": [{str(key): deep}]}
+        with pytest.raises(ValueError, match=f"nested deeper than {_json.MAX_DEPTH} levels"):
+            encode_body({"wrap": body})
