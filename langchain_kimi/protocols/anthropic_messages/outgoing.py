@@ -54,10 +54,12 @@ def _problem(block: Any, caps: Capabilities) -> str | None:
     if not isinstance(block, dict):
         return f"a content block must be an object, got {block!r:.60}"
     kind = block.get("type")
+    if not isinstance(kind, str):
+        return f"a content block needs 'type' as a string, got {kind!r:.60}"
     allowed = _allowed(caps)
     if kind not in allowed:
         documented = ", ".join(allowed)
-        return f"a {kind!r} block has no form in {caps.model} Messages requests ({documented})"
+        return f"{kind!r} blocks have no form in {caps.model} Messages requests ({documented})"
     fields = {**_REQUIRED[kind], **_OPTIONAL.get(kind, {})}
     for name, types in fields.items():
         if name not in block and name not in _REQUIRED[kind]:

@@ -22,6 +22,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import SecretStr
 
 from langchain_kimi import ChatKimi, KimiError
+from langchain_kimi._langchain import secret_headers
 from langchain_kimi.testing import FakeKimiGateway
 from tests.support.gateways import answering
 from tests.support.secret_forms import leaks
@@ -252,6 +253,7 @@ def test_a_refused_header_value_is_not_echoed() -> None:
         ("X-Authentication", True),
         ("X-Client-Secret", True),
         ("X-Password", True),
+        ("X-Passwd", True),
         ("X-Credential", True),
         ("X-Session-Id", True),
         ("Token", True),
@@ -283,3 +285,41 @@ def test_a_model_without_headers_pickles_and_serializes_as_before() -> None:
     assert pickle.loads(pickle.dumps(model)).default_headers is None
     assert "default_headers" not in dumpd(model)["kwargs"]
     assert model.model_dump()["default_headers"] is None
+
+
+def test_a_header_set_again_in_another_case_is_not_left_out_twice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("EVOLINK_HEADER_X_PROXY_TOKEN", raising=False)
+    loaded = pickle.loads(
+        pickle.dumps(ChatKimi(api_key=KEY, default_headers={"X-Proxy-Token": TOKEN}))
+    )
+    loaded.default_headers = {"x-proxy-token": TOKEN}
+    monkeypatch.setenv("EVOLINK_HEADER_X_PROXY_TOKEN", "read-back")
+    assert pickle.loads(pickle.dumps(loaded)).default_headers == {"x-proxy-token": "read-back"}
+
+
+def test_the_refusal_of_a_missing_header_word_for_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EVOLINK_HEADER_X_PROXY_TOKEN", raising=False)
+    loaded = pickle.loads(
+        pickle.dumps(ChatKimi(api_key=KEY, default_headers={"X-Proxy-Token": TOKEN}))
+    )
+    with pytest.raises(ValueError) as info:
+        loaded.invoke("hi")
+    assert str(info.value) == (
+        "default_headers['X-Proxy-Token'] holds a credential, which a pickle does not carry, and "
+        "EVOLINK_HEADER_X_PROXY_TOKEN is not set in this process's environment: set it before "
+        "unpickling, or set the header again (model.default_headers = {...})"
+    )
+
+
+def test_an_echo_of_the_credentials_after_the_scheme_alone_is_removed() -> None:
+    gateway = FakeKimiGateway().add_raw(
+        httpx.Response(407, json={"error": {"message": f"bad credentials {SESSION}"}})
+    )
+    sent = _Sent(gateway)
+    model = sent.model(default_headers={"Proxy-Authorization": f"Bearer {SESSION}"})
+    with pytest.raises(KimiError) as info:
+        model.invoke("hi")
+    assert SESSION not in str(info.value)
+    assert secret_headers.values({"X-Token": "  ", "X-Team": "t"}) == ("  ",)

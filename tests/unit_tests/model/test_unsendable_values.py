@@ -10,6 +10,7 @@ schema, a call's keyword arguments, `extra_body`, `model_kwargs`, stop sequences
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -212,3 +213,23 @@ def test_nesting_up_to_the_limit_is_sent_on_both_paths_and_one_more_is_not() -> 
         assert _json.loads(encode_body(body)) == {"k": [{str(key): deep}]}
         with pytest.raises(ValueError, match=f"nested deeper than {_json.MAX_DEPTH} levels"):
             encode_body({"wrap": body})
+
+
+def test_dumps_text_keeps_text_as_is_and_its_spacing_on_both_of_its_paths() -> None:
+    assert _json.dumps_text({"a": "é"}) == '{"a": "é"}'
+    assert _json.dumps_text({"a": math.nan, "b": "é"}) == '{"a": null, "b": "é"}'
+    assert _json.dumps_text({"a": math.inf}, separators=(",", ":")) == '{"a":null}'
+
+
+def test_without_a_name_the_refusal_calls_it_the_value() -> None:
+    with pytest.raises(TypeError, match=r"^the value cannot be sent: x is a Opaque"):
+        _json.dumps_text({"x": Opaque()})
+    with pytest.raises(TypeError, match=r"^the request body cannot be sent: the value is a Opaque"):
+        encode_body(Opaque())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"cannot be sent: the value has a key of type tuple"):
+        encode_body({(1,): 1})  # type: ignore[dict-item]
+
+
+def test_a_long_path_is_cut_in_the_message() -> None:
+    assert _json._short("x" * 80) == "x" * 80
+    assert _json._short("x" * 81) == "x" * 80 + "…"

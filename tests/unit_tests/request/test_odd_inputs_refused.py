@@ -250,7 +250,7 @@ def test_kimi_k3_takes_no_stored_image_block() -> None:
     image = {"type": "image", "source": {"type": "url", "url": "https://x.test/a.png"}}
     stored = [image, {"type": "text", "text": "x"}]
     model = FakeKimiGateway(offline=True).chat_model(protocol="anthropic", model="kimi-k3")
-    with pytest.raises(ValueError, match="'image' block has no form in kimi-k3 Messages"):
+    with pytest.raises(ValueError, match="'image' blocks have no form in kimi-k3 Messages"):
         model.invoke([HumanMessage("hi"), _ai("x", anthropic_blocks=stored)])
 
 
@@ -264,3 +264,11 @@ def test_a_valid_history_is_sent_as_before() -> None:
     ChatKimi.invoke(gateway.chat_model(protocol="anthropic"), history)
     sent = only_request(gateway)["messages"]
     assert sent[1]["content"][1] == {"type": "tool_use", "id": "c1", "name": "f", "input": {"a": 1}}
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_strings_and_other_blocks_with_a_source_type_pass_the_early_check(protocol: str) -> None:
+    gateway = answering()
+    text = {"type": "text", "text": "b", "source_type": "url"}  # not a v0 data block
+    gateway.chat_model(protocol=protocol).invoke([HumanMessage(content=["a", text])])
+    assert len(gateway.requests) == 1
