@@ -11,12 +11,13 @@ from __future__ import annotations
 import copy
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal, Self
 
 import httpx
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
+from langchain_core.load.serializable import SerializedConstructor, SerializedNotImplemented
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 from langchain_core.outputs import LLMResult
 from langchain_core.prompt_values import PromptValue
@@ -28,22 +29,23 @@ from pydantic import (
     Field,
     PrivateAttr,
     SecretStr,
+    field_serializer,
     field_validator,
     model_validator,
 )
 
 from langchain_kimi._call._async import drivers as async_drivers
 from langchain_kimi._call._sync import drivers
-from langchain_kimi._call.plans import PlanSettings
+from langchain_kimi._call.plans import PlanSettings, check_max_builtin_rounds
 from langchain_kimi._contract import PROVIDER, sum_usage
 from langchain_kimi._http.config import (
-    DEFAULT_TIMEOUT,
     check_connection_settings,
     check_max_retries,
     check_rate_limit_timeout,
+    transport_timeout,
 )
 from langchain_kimi._http.transport import Transport, TransportConfig
-from langchain_kimi._langchain import content_blocks
+from langchain_kimi._langchain import content_blocks, secret_headers
 from langchain_kimi._langchain.arguments import accepted_names, public_fields, refuse_unknown
 from langchain_kimi._langchain.token_estimate import estimate_message_tokens, estimate_text_tokens
 from langchain_kimi._langchain.unreadable_blocks import refuse_unreadable_blocks
@@ -133,7 +135,8 @@ class ChatKimi(BaseChatModel):
     top_p: float | None = None
     """Chat Completions (004): "fijado por el modelo en `0.95`"; otherwise as `temperature`."""
     timeout: float | httpx.Timeout | None = None
-    """Seconds or an `httpx.Timeout`; default 900 s read, 10 s connect. Per attempt: a gateway
+    """Seconds or an `httpx.Timeout`; default 900 s read, 10 s connect; each part finite, > 0 and
+    at most 86,400 s (one day), or `None` (no limit for that wait). Per attempt: a gateway
     that sends no byte raises after (max_retries + 1) x timeout plus the waits (docs/errors.md)."""
     max_retries: int = 2
     """Retries of a failed attempt (a 5xx other than 503 and 529, 408, 409, a connection error, a
@@ -148,7 +151,10 @@ class ChatKimi(BaseChatModel):
     """Extra HTTP headers on every request (not `Authorization`; names must be valid header
     names and values free of CR, LF and other control characters, or construction fails).
     Messages requests also carry `anthropic-version: 2023-06-01`, as Anthropic clients do (the
-    documents neither require nor forbid it); a header of that name here replaces it."""
+    documents neither require nor forbid it); a header of that name here replaces it. A header
+    named like a credential (`Proxy-Authorization`, `X-Proxy-Token`: a name holding auth, token,
+    secret, key, cookie, password, credential or session) is kept out of every view and pickle,
+    as the key is (docs/reference.md, Serialization)."""
     model_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Extra top-level body fields for future or undocumented options (sent as given)."""
     extra_body: dict[str, Any] | None = None
@@ -176,6 +182,8 @@ class ChatKimi(BaseChatModel):
 
     _transport_cache: tuple[tuple[Any, ...], Transport] | None = PrivateAttr(default=None)
     """The transport and the settings it was made for (a copy or an assignment may change them)."""
+    _withheld_headers: tuple[str, ...] = PrivateAttr(default=())
+    """Credential headers a pickle left out and the loading process did not have."""
 
     # Aliases are validation-only so that type checkers see the field names in `__init__`
     # (`ChatKimi(model=..., reasoning_effort=...)` type-checks) while `model_name=`,
@@ -205,6 +213,23 @@ class ChatKimi(BaseChatModel):
             raise ValueError(msg)
         return value
 
+    @field_validator("timeout")
+    @classmethod
+    def _check_timeout(cls, value: float | httpx.Timeout | None) -> float | httpx.Timeout | None:
+        transport_timeout(value)  # finite, > 0 and at most a day, per part
+        return value
+
+    @field_validator("default_headers", mode="before")
+    @classmethod
+    def _take_secret_header_values(cls, value: Any) -> Any:
+        return secret_headers.accepted(value)
+
+    @field_serializer("default_headers")
+    def _mask_credential_headers(
+        self, value: dict[str, str] | None
+    ) -> dict[str, str | SecretStr] | None:
+        return secret_headers.shown(value)
+
     @field_validator("max_retries")
     @classmethod
     def _check_retries(cls, value: int) -> int:
@@ -218,10 +243,7 @@ class ChatKimi(BaseChatModel):
     @field_validator("max_builtin_rounds")
     @classmethod
     def _check_rounds(cls, value: int) -> int:
-        if value < 1:
-            msg = "max_builtin_rounds must be >= 1"
-            raise ValueError(msg)
-        return value
+        return check_max_builtin_rounds(value)
 
     @model_validator(mode="after")
     def _complete_after_validation(self) -> Self:
@@ -278,7 +300,20 @@ class ChatKimi(BaseChatModel):
 
     @property
     def lc_secrets(self) -> dict[str, str]:
-        return {"api_key": "EVOLINK_API_KEY"}
+        # `default_headers` is listed so that langchain-core leaves the per-header secret
+        # references of `to_json` as they are (it escapes any other kwarg holding such a dict).
+        return {"api_key": "EVOLINK_API_KEY", "default_headers": secret_headers.SECRET_ID_PREFIX}
+
+    def to_json(self) -> SerializedConstructor | SerializedNotImplemented:
+        serialized = super().to_json()
+        if serialized["type"] == "constructor" and self.default_headers is not None:
+            headers = secret_headers.serialized(self.default_headers)
+            serialized["kwargs"]["default_headers"] = headers
+        return serialized
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for name, value in super().__repr_args__():
+            yield name, secret_headers.shown(value) if name == "default_headers" else value
 
     @classmethod
     def is_lc_serializable(cls) -> bool:
@@ -318,7 +353,9 @@ class ChatKimi(BaseChatModel):
         if max_tokens is not None:
             params["ls_max_tokens"] = max_tokens
         stops = stop or kwargs.get("stop") or self.stop
-        if stops:
+        if isinstance(stops, str):
+            stops = [stops]
+        if stops and isinstance(stops, list | tuple):  # anything else: the call refuses it
             params["ls_stop"] = list(stops)
         return params
 
@@ -372,16 +409,12 @@ class ChatKimi(BaseChatModel):
                 "replayed cassettes), see docs/without-a-key.md"
             )
             raise ValueError(msg)
-        timeout = self.timeout
-        if timeout is None:
-            timeout = DEFAULT_TIMEOUT
-        elif not isinstance(timeout, httpx.Timeout):
-            timeout = httpx.Timeout(timeout)
+        secret_headers.check_present(self.default_headers, self._withheld_headers)
         config = TransportConfig(
             base_url=self.base_url,
             fallback_base_url=self.fallback_base_url,
             api_key=self.api_key,
-            timeout=timeout,
+            timeout=transport_timeout(self.timeout),  # checked again: assignments skip validation
             max_retries=self.max_retries,
             rate_limit_timeout=self.rate_limit_timeout,
             default_headers=self._request_headers(),
@@ -431,6 +464,11 @@ class ChatKimi(BaseChatModel):
         fields["http_client"] = None
         fields["http_async_client"] = None
         fields["api_key"] = None
+        # Credential headers go the key's way: left out, read back from the loading process's
+        # environment (`EVOLINK_HEADER_<NAME>`), and a call refused while one is missing.
+        fields["default_headers"], private["_withheld_headers"] = secret_headers.for_pickle(
+            self.default_headers, self._withheld_headers
+        )
         state["__dict__"] = fields
         return state
 
@@ -438,6 +476,11 @@ class ChatKimi(BaseChatModel):
         super().__setstate__(state)
         if self.api_key is None:
             self.__dict__["api_key"] = secret_from_env("EVOLINK_API_KEY", default=None)()
+        headers, missing = secret_headers.from_environment(
+            self.default_headers, self._withheld_headers
+        )
+        self.__dict__["default_headers"] = headers
+        self._withheld_headers = missing
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
         # Deep-copy the settings, share the caller's own httpx clients, never the pooled ones.
@@ -448,14 +491,21 @@ class ChatKimi(BaseChatModel):
             else copy.deepcopy(getattr(self, name), memo)
             for name in type(self).model_fields
         }
-        return type(self).model_construct(_fields_set=set(self.model_fields_set), **fields)
+        copied = type(self).model_construct(_fields_set=set(self.model_fields_set), **fields)
+        copied._withheld_headers = self._withheld_headers
+        return copied
 
     # ---------------------------------------------------------------- calls
 
     def _plan_settings(self) -> PlanSettings:
         """What every plan of this model starts from (its fields, checked at construction)."""
         secret = self.api_key.get_secret_value() if self.api_key is not None else ""
-        return PlanSettings(self._defaults(), self.max_builtin_rounds, secret=secret)
+        return PlanSettings(
+            self._defaults(),
+            self.max_builtin_rounds,
+            secret=secret,
+            other_secrets=secret_headers.values(self.default_headers),
+        )
 
     # LangChain's call hooks are written once, async, in `_call/_async/drivers.py`; the sync ones
     # are generated from them (`tools/unasync.py`), so the two halves cannot drift apart.
@@ -481,8 +531,8 @@ class ChatKimi(BaseChatModel):
             combined["token_usage"] = usage
         return combined
 
-    # langchain-core reads the v0 data blocks of the messages before any hook above runs, and
-    # dies on one without its key (a v0 text file): every way in refuses it first, in our words.
+    # langchain-core reads the blocks of the messages before any hook above runs, and dies on
+    # some with a bare error (a v0 text file): every way in refuses them first, in our words.
 
     def _convert_input(self, model_input: LanguageModelInput) -> PromptValue:
         prompt = super()._convert_input(model_input)

@@ -23,6 +23,7 @@ from langchain_kimi._contract import RAW_USAGE, TOKEN_USAGE
 from langchain_kimi._errors import KimiAPIError, KimiError, KimiStreamError, redact
 from langchain_kimi._request.options import RequestOptions
 from langchain_kimi._request.resolve import ModelDefaults, resolve_options
+from langchain_kimi._secrets import Scrubber
 from langchain_kimi.protocols import adapter as protocol_adapter
 from langchain_kimi.protocols.interfaces import ProtocolAdapter, StreamDecoder
 
@@ -31,14 +32,31 @@ from langchain_kimi.protocols.interfaces import ProtocolAdapter, StreamDecoder
 _PARSER_FAILURES = (KeyError, IndexError, TypeError, AttributeError, ValueError)
 
 
+def check_max_builtin_rounds(value: object) -> int:
+    """The one rule for `max_builtin_rounds`: the field's, and every call's (an assignment or a
+    `model_copy(update=...)` skips the field's validation)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = f"max_builtin_rounds must be an integer >= 1, got {value!r:.60}"
+        raise ValueError(msg)
+    if value < 1:
+        msg = "max_builtin_rounds must be >= 1"
+        raise ValueError(msg)
+    return value
+
+
 @dataclass(frozen=True)
 class PlanSettings:
     """What every call of one model starts from: its fields that shape a request, how many
-    built-in rounds a call may run, and the key to remove from every error."""
+    built-in rounds a call may run, and the key (and other credentials: those of the headers)
+    to remove from every error."""
 
     defaults: ModelDefaults
     max_builtin_rounds: int
     secret: str = field(default="", repr=False)
+    other_secrets: tuple[str, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        check_max_builtin_rounds(self.max_builtin_rounds)
 
 
 class _Plan:
@@ -73,6 +91,7 @@ class _Plan:
             body,
             max_builtin_rounds=settings.max_builtin_rounds,
             secret=settings.secret,
+            other_secrets=settings.other_secrets,
         )
 
     def __init__(
@@ -83,10 +102,12 @@ class _Plan:
         *,
         max_builtin_rounds: int,
         secret: str = "",
+        other_secrets: tuple[str, ...] = (),
     ) -> None:
         self.adapter = adapter
         self.options = options
         self._secret = secret
+        self._other_secrets = other_secrets
         self.pending: dict[str, Any] | None = body
         """The next body to post; None once the reply is complete."""
         self._rounds = adapter.new_rounds(options, max_builtin_rounds)
@@ -105,6 +126,8 @@ class _Plan:
         except KimiError as error:
             self._on_error(error)
             error.scrub(lambda text: redact(text, self._secret))
+            if self._other_secrets:
+                error.scrub(Scrubber(self._other_secrets).text)
             # The exception it came from is dropped too: a JSONDecodeError keeps the whole
             # document, an httpx error its request, and tblib (which Dask installs) pickles
             # the chain along with the error.

@@ -36,6 +36,12 @@ DEFAULT_TIMEOUT = httpx.Timeout(900.0, connect=10.0)
 """The one timeout default (a model's requests, and the pooled clients' own setting). Long
 reasoning replies at effort `max` can take many minutes; every wait is still bounded."""
 
+MAX_TIMEOUT_SECONDS = 86_400.0
+"""The longest wait a `timeout` (or any part of an `httpx.Timeout`) may name: one day, far more
+than any reply takes, and far below where the waits under httpx give out (a socket or thread
+wait past about 9.2e9 s raises `OverflowError`; NaN and negative values a `ValueError` deep in
+`socket.py`). `None` parts are no limit for that wait, as the caller asked."""
+
 _VERSION_SUFFIX = "/v1"
 """ChatOpenAI-style base URLs end in `/v1`; ChatKimi appends `/v1/...` itself."""
 
@@ -54,6 +60,36 @@ def check_rate_limit_timeout(value: float) -> float:
             f"rate_limit_timeout must be a finite number of seconds >= 0, got {value!r}"
         )
     return float(value)
+
+
+def transport_timeout(value: float | httpx.Timeout | None) -> httpx.Timeout:
+    """The timeout a model's requests carry: the default for None, a number for every wait, or
+    the `httpx.Timeout` given. Each number must be finite, > 0 and at most
+    `MAX_TIMEOUT_SECONDS`; otherwise a `ValueError` naming the part, before any I/O."""
+    if value is None:
+        return DEFAULT_TIMEOUT
+    if not isinstance(value, httpx.Timeout):
+        _check_seconds("timeout", value)
+        return httpx.Timeout(value)
+    for part, seconds in value.as_dict().items():
+        if seconds is not None:
+            _check_seconds(f"timeout.{part}", seconds)
+    return value
+
+
+def _check_seconds(label: str, seconds: object) -> None:
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        expected = "an httpx.Timeout" if label == "timeout" else "None"
+        msg = f"{label} must be a number of seconds or {expected}, got {seconds!r}"
+        raise ValueError(msg)
+    if not 0 < seconds <= MAX_TIMEOUT_SECONDS:  # False for NaN too
+        msg = (
+            f"{label} must be a finite number of seconds > 0 and at most "
+            f"{MAX_TIMEOUT_SECONDS:,.0f} s (one day), got {float(seconds)!r}"
+        )
+        if label != "timeout":
+            msg += "; None means no limit for that wait"
+        raise ValueError(msg)
 
 
 def build_headers(
@@ -182,6 +218,12 @@ def check_default_headers(headers: Mapping[str, str]) -> None:
             raise ValueError(
                 f"default_headers[{name!r}] contains CR, LF or another control character "
                 "(not allowed in an HTTP header value)"
+            )
+        if not value.isascii():
+            # httpx encodes header values as ASCII (RFC 9110 §5.5 calls other bytes obsolete).
+            raise ValueError(
+                f"default_headers[{name!r}] holds non-ASCII characters, which httpx cannot send "
+                "in a header: percent-encode the value (or use ASCII only)"
             )
         if name.lower() == "authorization":
             raise ValueError("default_headers may not set Authorization; pass the key as api_key")

@@ -84,6 +84,14 @@ def _check_max_tokens(value: object, caps: Capabilities) -> int | None:
     return value
 
 
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _check_stop(stop: object, caps: Capabilities) -> tuple[str, ...]:
     if stop is None:
         return ()
@@ -93,6 +101,13 @@ def _check_stop(stop: object, caps: Capabilities) -> tuple[str, ...]:
         msg = f"stop must be a list of non-empty strings, got {stop!r}"
         raise ValueError(msg)
     stops = tuple(stop)
+    for seq in stops:
+        if not _encodes(seq):
+            msg = (
+                f"stop sequence {seq!r} holds a lone surrogate, which UTF-8 cannot encode "
+                "(text must be valid Unicode): remove or replace it"
+            )
+            raise ValueError(msg)
     if caps.stop_sequences and caps.known:
         # anthropic K3.1 `stop_sequences`: at most 5, each at most 32 bytes (documented).
         if len(stops) > caps.max_stop_sequences:
@@ -107,6 +122,15 @@ def _check_stop(stop: object, caps: Capabilities) -> tuple[str, ...]:
                 )
                 raise ValueError(msg)
     return stops
+
+
+def _check_extra_body(value: object) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+        msg = f"extra_body must be a dict of body field names to values, got {value!r:.80}"
+        raise ValueError(msg)
+    return value
 
 
 def _check_effort(value: object, caps: Capabilities) -> str | None:
@@ -167,8 +191,8 @@ def _check_sampling(
 ) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        msg = f"{name} must be a number, got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        msg = f"{name} must be a finite number, got {value!r}"
         raise ValueError(msg)
     if caps.known and caps.fixed_sampling and value != fixed:
         msg = f"{caps.model} only accepts {name}={fixed} (fixed by the model); got {value}"
@@ -276,7 +300,7 @@ def resolve_options(
     output_format = output_format_from_response_format(kwargs.get("response_format"))
     _check_output_format(output_format, caps)
     _warn_parallel(kwargs.get("parallel_tool_calls"))
-    extra_body = {**defaults.model_kwargs, **(kwargs.get("extra_body") or {})}
+    extra_body = {**defaults.model_kwargs, **_check_extra_body(kwargs.get("extra_body"))}
     return RequestOptions(
         caps=caps,
         max_tokens=_check_max_tokens(

@@ -96,6 +96,9 @@ def to_tool_spec(tool: ToolLike, *, strict: bool | None = None) -> ToolSpec:
     if isinstance(tool, str):
         msg = f"unknown tool {tool!r}: pass a tool object, a schema, or 'web_search'"
         raise ValueError(msg)
+    if isinstance(tool, dict) and not isinstance(tool.get("type", ""), str):
+        msg = f"tool {tool!r}: 'type' must be a string such as 'function', got {tool['type']!r}"
+        raise ValueError(msg)
     if isinstance(tool, dict) and "input_schema" in tool and "name" in tool:
         # Anthropic-format tool dict.
         name = str(tool["name"])
@@ -122,11 +125,19 @@ def to_tool_spec(tool: ToolLike, *, strict: bool | None = None) -> ToolSpec:
         name=function_name,
         description=str(function.get("description") or ""),
         parameters=_check_parameters(function_name, function.get("parameters", {"type": "object"})),
-        strict=function.get("strict", strict),
+        strict=_check_strict(function.get("strict", strict), f"tool {function_name!r}: strict"),
     )
 
 
+def _check_strict(value: object, label: str) -> bool | None:
+    if value is not None and not isinstance(value, bool):
+        msg = f"{label} must be True, False or None, got {value!r:.60}"
+        raise ValueError(msg)
+    return value
+
+
 def to_tool_specs(tools: Sequence[ToolLike], *, strict: bool | None = None) -> tuple[ToolSpec, ...]:
+    _check_strict(strict, "strict")
     specs: list[ToolSpec] = []
     by_name: dict[str, FunctionToolSpec] = {}
     for tool in tools:

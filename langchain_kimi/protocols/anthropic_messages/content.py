@@ -259,7 +259,7 @@ def _thinking_from_kwargs(message: AIMessage) -> list[Block]:
     if (
         isinstance(stored, list)
         and stored
-        and all(isinstance(b, dict) for b in stored)
+        and all(isinstance(b, dict) and str(b.get("type")) in THINKING_TYPES for b in stored)
         and (reasoning is None or thinking_text(stored) == reasoning)
     ):
         return [dict(b) for b in stored]
@@ -268,6 +268,17 @@ def _thinking_from_kwargs(message: AIMessage) -> list[Block]:
         # Kimi Messages schemas).
         return [{"type": "thinking", "thinking": reasoning}]
     return []
+
+
+def _json_arguments(kind: str, text: str) -> Any:
+    """A streamed block's argument text, parsed (blank: no arguments)."""
+    if not text.strip():
+        return {}
+    try:
+        return json.loads(text)
+    except ValueError:
+        msg = f"the args of a {kind} block must be JSON text, got {text!r:.60}"
+        raise ValueError(msg) from None
 
 
 def _from_v1_or_native(block: Block) -> Block | None:
@@ -296,7 +307,7 @@ def _from_v1_or_native(block: Block) -> Block | None:
     if kind in ("tool_call", "tool_call_chunk", "server_tool_call", "server_tool_call_chunk"):
         args = block.get("args")
         if isinstance(args, str):
-            args = json.loads(args) if args.strip() else {}
+            args = _json_arguments(kind, args)
         wire = "server_tool_use" if kind.startswith("server") else "tool_use"
         return {"type": wire, "id": block.get("id"), "name": block.get("name"), "input": args or {}}
     if kind == "server_tool_result":
@@ -335,7 +346,11 @@ def _from_content_list(message: AIMessage, content: list[Any]) -> list[Block]:
     calls = {tc["id"]: tc for tc in message.tool_calls}
     seen: set[Any] = set()
     for block in blocks:
-        if block["type"] == "tool_use" and block.get("id") in calls:
+        if (
+            block["type"] == "tool_use"
+            and isinstance(block.get("id"), str)
+            and block["id"] in calls
+        ):
             block["input"] = calls[block["id"]]["args"]
             block["name"] = calls[block["id"]]["name"]
             seen.add(block["id"])
@@ -344,7 +359,7 @@ def _from_content_list(message: AIMessage, content: list[Any]) -> list[Block]:
         for tc in message.tool_calls
         if tc["id"] not in seen
     )
-    present = {b.get("id") for b in blocks if b["type"] == "tool_use"}
+    present = {b["id"] for b in blocks if b["type"] == "tool_use" and isinstance(b.get("id"), str)}
     blocks.extend(_invalid_tool_uses(message, skip=present))
     return blocks
 
@@ -353,7 +368,7 @@ def assistant_replay(message: AIMessage, caps: Capabilities) -> list[Block]:
     """The content blocks to send for an AIMessage (see docs/internals.md, "Replay")."""
     stored = message.additional_kwargs.get(ANTHROPIC_BLOCKS)
     if isinstance(stored, list) and stored and _is_unchanged(message, stored):
-        has_server = any(b.get("type") in SERVER_BLOCK_TYPES for b in stored)
+        has_server = any(str(b.get("type")) in SERVER_BLOCK_TYPES for b in stored)
         if caps.server_tool_blocks or not has_server:
             return _sendable([dict(b) for b in stored])
     content = readable_content(message)
@@ -380,6 +395,6 @@ def _sendable(blocks: list[Block]) -> list[Block]:
     be made for it)."""
     blocks = [b for b in blocks if b.get("type") != "redacted_thinking"]
     has_tool_use = any(b.get("type") == "tool_use" for b in blocks)
-    if has_tool_use and not any(b.get("type") in THINKING_TYPES for b in blocks):
+    if has_tool_use and not any(str(b.get("type")) in THINKING_TYPES for b in blocks):
         return [{"type": "thinking", "thinking": FOREIGN_TURN_REASONING}, *blocks]
     return blocks

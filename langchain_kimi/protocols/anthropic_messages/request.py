@@ -33,6 +33,7 @@ from langchain_kimi.protocols.anthropic_messages.content import (
     tool_results,
     user_content,
 )
+from langchain_kimi.protocols.anthropic_messages.outgoing import check_turns
 
 DEFAULT_MAX_TOKENS = 131_072
 """`max_tokens` is required on Messages; this mirrors the documented Chat Completions default."""
@@ -60,6 +61,7 @@ def build_request(messages: Sequence[BaseMessage], options: RequestOptions) -> d
     if not turns:
         msg = "at least one user or assistant message is required besides system messages"
         raise ValueError(msg)
+    check_turns(turns, caps)
     body: dict[str, Any] = {
         "model": options.model,
         "max_tokens": _max_tokens(options),
@@ -136,7 +138,7 @@ def _convert_messages(
         elif role == "assistant":
             ai = message if isinstance(message, AIMessage) else AIMessage(content=message.content)
             blocks = assistant_replay(ai, caps)
-            known_call_ids.update(str(b.get("id")) for b in blocks if b["type"] == "tool_use")
+            known_call_ids.update(str(b.get("id")) for b in blocks if b.get("type") == "tool_use")
             known_call_ids.update(str(tc["id"]) for tc in ai.tool_calls)
             # An empty assistant turn is dropped: the API rejects empty text blocks and an empty
             # content array carries nothing.

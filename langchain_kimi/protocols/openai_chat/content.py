@@ -34,7 +34,13 @@ def require(caps: Capabilities, supported: bool, what: str) -> None:
 
 def assistant_replay(message: AIMessage) -> list[dict[str, Any]]:
     """`builtin_rounds` verbatim, then the assistant message (raw parts kept when unchanged)."""
-    rounds = [dict(m) for m in message.additional_kwargs.get(BUILTIN_ROUNDS) or []]
+    rounds = [dict(m) for m in _stored_list(message, BUILTIN_ROUNDS)]
+    if any(m.get("role") not in ("assistant", "tool") for m in rounds):
+        msg = (
+            f"additional_kwargs[{BUILTIN_ROUNDS!r}] of an AIMessage holds a message without the "
+            "role 'assistant' or 'tool' (not a search round ChatKimi stored): remove the key"
+        )
+        raise ValueError(msg)
     content = readable_content(message)
     reasoning = reasoning_of(message, content)
     prefix = "".join(
@@ -57,6 +63,18 @@ def assistant_replay(message: AIMessage) -> list[dict[str, Any]]:
     return [*rounds, wire]
 
 
+def _stored_list(message: AIMessage, key: str) -> list[dict[str, Any]]:
+    """A list of raw wire dicts ChatKimi keeps in `additional_kwargs` (absent: empty)."""
+    stored = message.additional_kwargs.get(key) or []
+    if not isinstance(stored, list) or not all(isinstance(item, dict) for item in stored):
+        msg = (
+            f"additional_kwargs[{key!r}] of an AIMessage must be a list of dicts (the raw "
+            f"messages ChatKimi stored), got {stored!r:.80}: restore it or remove the key"
+        )
+        raise ValueError(msg)
+    return stored
+
+
 def reasoning_of(message: AIMessage, content: str | list[Any]) -> str:
     """The message's reasoning: openai `reasoning_content`, anthropic thinking, or the v1
     blocks of its `content` (as `readable_content` gives them)."""
@@ -75,14 +93,25 @@ def reasoning_of(message: AIMessage, content: str | list[Any]) -> str:
     return "".join(parts)
 
 
+_CALL_BLOCK_ARGS = {"tool_call": "args", "tool_use": "input"}
+"""v1 and Anthropic tool-call blocks, and the key holding each one's arguments."""
+
+
 def _calls_from_content(content: str | list[Any]) -> list[dict[str, Any]]:
     """v1 `tool_call` and anthropic `tool_use` blocks, for messages whose tool_calls are empty."""
     calls: list[dict[str, Any]] = []
     for block in content if isinstance(content, list) else []:
-        if isinstance(block, dict) and block.get("type") == "tool_call":
-            calls.append({"id": block.get("id"), "name": block["name"], "args": block["args"]})
-        elif isinstance(block, dict) and block.get("type") == "tool_use":
-            calls.append({"id": block.get("id"), "name": block["name"], "args": block["input"]})
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind in _CALL_BLOCK_ARGS:
+            assert isinstance(block, dict)
+            name, args = block.get("name"), block.get(_CALL_BLOCK_ARGS[kind])
+            if not isinstance(name, str) or not name or not isinstance(args, dict):
+                msg = (
+                    f"a {kind} block of an AIMessage needs a 'name' (a string) and "
+                    f"{_CALL_BLOCK_ARGS[kind]!r} (an object), got keys {sorted(block)}"
+                )
+                raise ValueError(msg)
+            calls.append({"id": block.get("id"), "name": name, "args": args})
     return calls
 
 
@@ -117,14 +146,27 @@ def _replay_tool_calls(message: AIMessage, content: str | list[Any]) -> list[dic
 
 
 def _clean_raw(entry: dict[str, Any]) -> dict[str, Any]:
+    function = entry.get("function")
+    if not (
+        isinstance(entry.get("id"), str)
+        and isinstance(function, dict)
+        and isinstance(function.get("name"), str)
+        and isinstance(function.get("arguments"), str)
+    ):
+        msg = (
+            f"additional_kwargs['tool_calls'] of an AIMessage holds {entry!r:.80}, not a Chat "
+            "Completions tool call (id, function.name, function.arguments strings): restore "
+            "it, or remove the key to send the message's tool_calls instead"
+        )
+        raise ValueError(msg)
     cleaned = {k: v for k, v in entry.items() if k != "index"}
     cleaned.setdefault("type", "function")  # the schema requires it; some services omit it
     return cleaned
 
 
 def _raw_matches(entry: dict[str, Any], call: dict[str, Any]) -> bool:
-    function = entry.get("function") or {}
-    if function.get("name") != call.get("name"):
+    function = entry.get("function")
+    if not isinstance(function, dict) or function.get("name") != call.get("name"):
         return False
     arguments = function.get("arguments") or "{}"
     try:
@@ -138,7 +180,8 @@ def _rebuild(call: dict[str, Any], arguments: str | None = None) -> dict[str, An
         msg = f"tool call {call.get('name')!r} has no id; Chat Completions needs one to replay it"
         raise ValueError(msg)
     if arguments is None:
-        arguments = dumps_text(call.get("args") or {})  # NaN as null, as the body
+        what = f"the arguments of tool call {call.get('name')!r}"
+        arguments = dumps_text(call.get("args") or {}, what=what)  # NaN as null, as the body
     return {
         "id": call["id"],
         "type": "function",
@@ -214,7 +257,10 @@ def _url_media(url: Any, family: str) -> Any:
     """A URL part as the schema has it (`{url}`; a bare string stays a string). 004 documents
     base64 data URLs only: a web URL is sent unchanged (the service may fetch it) with a warning."""
     text = url.get("url") if isinstance(url, dict) else url
-    web = isinstance(text, str) and text.startswith(("http://", "https://"))
+    if not isinstance(text, str) or not text:
+        msg = f"a {family}_url part needs a url (a string), got {text!r:.60}"
+        raise ValueError(msg)
+    web = text.startswith(("http://", "https://"))
     if web and family not in _warned_media_urls:
         _warned_media_urls.add(family)
         warn(
@@ -234,7 +280,7 @@ def _media(block: dict[str, Any], family: str, caps: Capabilities) -> Any:
     source = block.get("source")
     if isinstance(source, dict):  # anthropic-native
         if source.get("type") == "url":
-            return _url_media({"url": source["url"]}, family)
+            return _url_media({"url": source.get("url")}, family)
         data, mime = source.get("data"), source.get("media_type")
     elif "base64" in block or block.get("source_type") == "base64":  # v1 (and legacy v0)
         data, mime = block.get("base64") or block.get("data"), block.get("mime_type")

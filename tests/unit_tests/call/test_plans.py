@@ -20,6 +20,7 @@ from langchain_kimi._call.plans import (
     InvokePlan,
     PlanSettings,
     StreamPlan,
+    check_max_builtin_rounds,
     llm_output,
     token_text,
 )
@@ -268,3 +269,124 @@ def test_for_call_warns_about_the_calls_own_sampling_only() -> None:
     assert caught == []
     with pytest.warns(UserWarning, match="temperature"):
         InvokePlan.for_call(messages, None, {"temperature": 0.2}, _settings())
+
+
+# -- the words and the details of each refusal and error ---------------------------------------
+
+
+def test_the_plan_refusals_word_for_word() -> None:
+    with pytest.raises(ValueError) as none:
+        InvokePlan.for_call([], None, {}, _settings())
+    assert str(none.value) == "ChatKimi needs at least one message"
+    with pytest.raises(RuntimeError) as early:
+        _plan(InvokePlan).result()
+    assert str(early.value) == "the call ended without a reply"
+    for rounds, message in (
+        (0, "max_builtin_rounds must be >= 1"),
+        ("3", "max_builtin_rounds must be an integer >= 1, got '3'"),
+        (True, "max_builtin_rounds must be an integer >= 1, got True"),
+    ):
+        with pytest.raises(ValueError) as info:
+            check_max_builtin_rounds(rounds)
+        assert str(info.value) == message
+    assert check_max_builtin_rounds(1) == 1
+
+
+def test_a_reply_that_cannot_be_read_names_itself_and_its_request() -> None:
+    plan = _plan(InvokePlan)
+    with pytest.raises(KimiAPIError) as info:
+        plan.on_reply({"choices": 3}, URL, "req-9")
+    assert str(info.value).startswith("the reply could not be read: ")
+    assert info.value.request_id == "req-9"
+    assert info.value.body == '{"choices": 3}'
+
+
+def test_an_event_that_cannot_be_read_names_itself() -> None:
+    plan = _plan(StreamPlan)
+    plan.start_round(URL, "req-2")
+    with pytest.raises(KimiStreamError) as info:
+        plan.feed("chunk", '{"choices": 3}')
+    assert str(info.value).startswith("the 'chunk' stream event could not be read: ")
+
+
+def test_an_end_that_cannot_be_read_names_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = _plan(StreamPlan)
+    plan.start_round(URL, "req-3")
+
+    def broken() -> list[AIMessageChunk]:
+        raise KeyError("state")
+
+    monkeypatch.setattr(plan.decoder, "finish", broken)
+    with pytest.raises(KimiStreamError) as info:
+        plan.finish_round()
+    assert str(info.value).startswith("the end of the stream could not be read: KeyError 'state'")
+    assert info.value.body == ""
+
+
+def test_the_chunks_the_end_of_a_stream_gives_are_emitted() -> None:
+    # A Messages stream may end after a `message_delta` with a stop reason and no
+    # `message_stop`: the decoder's finish gives the last chunk.
+    plan = _plan(StreamPlan, protocol="anthropic")
+    plan.start_round(URL, "req-4")
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "m1",
+            "type": "message",
+            "role": "assistant",
+            "model": K31_PRO,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        },
+    }
+    delta = {
+        "type": "message_delta",
+        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": 2},
+    }
+    for event in (start, delta):
+        plan.feed(event["type"], json.dumps(event))
+    last = plan.finish_round()
+    assert [c.message.chunk_position for c in last] == ["last"]
+
+
+def test_the_stop_filter_keeps_the_text_of_the_last_chunk_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plan = _plan(StreamPlan, stop=["END"])
+    plan.start_round(URL, "req-5")
+    last = AIMessageChunk(content="tail E", chunk_position="last")
+    monkeypatch.setattr(plan.decoder, "feed", lambda event, data: [last])
+    (chunk,) = plan.feed("", "{}")
+    assert chunk.message.content == "tail E"  # "E" held back, then flushed: the stream ended
+
+
+def test_a_last_chunk_of_blocks_under_the_stop_filter_keeps_the_held_text_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plan = _plan(StreamPlan, stop=["END"])
+    plan.start_round(URL, "req-6")
+    last = AIMessageChunk(content=[{"type": "text", "text": "a"}], chunk_position="last")
+    monkeypatch.setattr(plan.decoder, "feed", lambda event, data: [last])
+    (chunk,) = plan.feed("", "{}")
+    assert chunk.message.content == ""
+
+
+def test_llm_output_takes_the_messages_usage_object_too() -> None:
+    anthropic_style = AIMessage("hi", response_metadata={"usage": {"input_tokens": 1}})
+    assert llm_output(anthropic_style, "asked") == {
+        "model_name": "asked",
+        "token_usage": {"input_tokens": 1},
+    }
+
+
+def test_a_reply_without_a_model_reports_the_requested_one() -> None:
+    plan = _plan(InvokePlan)
+    reply = _reply("hi")
+    del reply["model"]
+    plan.on_reply(reply, URL)
+    output = plan.result().llm_output
+    assert output is not None
+    assert output["model_name"] == K31_PRO

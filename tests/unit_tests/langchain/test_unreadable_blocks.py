@@ -88,15 +88,15 @@ def test_the_refusal_is_the_builders_refusal_of_a_file_part() -> None:
         ),
         (
             {"type": "image", "source_type": "url"},
-            "a v0 image block with source_type 'url' needs its 'url'",
+            "a LangChain v0 image block with source_type 'url' needs its 'url'",
         ),
         (
             {"type": "image", "source_type": "base64", "mime_type": "image/png"},
-            "a v0 image block with source_type 'base64' needs its 'data'",
+            "a LangChain v0 image block with source_type 'base64' needs its 'data'",
         ),
         (
             {"type": "image", "source_type": "id"},
-            "a v0 image block with source_type 'id' needs its 'id'",
+            "a LangChain v0 image block with source_type 'id' needs its 'id'",
         ),
     ],
 )

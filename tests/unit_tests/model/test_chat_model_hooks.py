@@ -67,6 +67,13 @@ def test_ls_stop_is_the_calls_then_the_models() -> None:
     assert "ls_stop" not in ChatKimi(api_key=KEY)._get_ls_params()
 
 
+def test_ls_stop_takes_one_string_and_leaves_what_the_call_refuses() -> None:
+    model = ChatKimi(api_key=KEY)
+    assert model._get_ls_params(stop="END")["ls_stop"] == ["END"]  # type: ignore[arg-type]
+    for refused in (3, 1.5, True):
+        assert "ls_stop" not in model._get_ls_params(stop=refused)  # type: ignore[arg-type]
+
+
 # --- headers and transport ---------------------------------------------------------------------
 
 

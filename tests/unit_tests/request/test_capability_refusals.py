@@ -149,10 +149,12 @@ def test_native_structured_output_refused_on_kimi_k3_messages() -> None:
 
 
 @pytest.mark.parametrize("name", ["temperature", "top_p"])
-@pytest.mark.parametrize("value", [True, float("nan"), "1.0"])
+@pytest.mark.parametrize("value", [True, float("nan"), float("inf"), "1.0"])
 def test_sampling_must_be_a_real_number(name: str, value: object) -> None:
-    """`True` is an int to Python and NaN a float: neither is a temperature."""
-    assert refusal(K31_PRO, "openai", **{name: value}) == f"{name} must be a number, got {value!r}"
+    """`True` is an int to Python, NaN and infinity floats: none is a temperature (infinity
+    was sent, as JSON's `null`)."""
+    expected = f"{name} must be a finite number, got {value!r}"
+    assert refusal(K31_PRO, "openai", **{name: value}) == expected
 
 
 def test_kimi_k3_on_chat_completions_takes_only_the_fixed_sampling_values() -> None:
