@@ -180,7 +180,7 @@ def test_a_file_that_is_not_a_video_is_no_video(part: dict[str, Any]) -> None:
 def test_a_tool_result_is_text_or_blocks_where_the_row_allows() -> None:
     parts = ["a", {"type": "text", "text": "b"}, {"type": "text"}, {"type": "image", "source": PNG}]
     message = ToolMessage(content=parts, tool_call_id="c1", status="error")
-    assert content.tool_result(message, K31) == {
+    assert content.tool_results(message, K31)[0] == {
         "type": "tool_result",
         "tool_use_id": "c1",
         "content": [
@@ -192,13 +192,14 @@ def test_a_tool_result_is_text_or_blocks_where_the_row_allows() -> None:
         "is_error": True,
     }
     text_only = ToolMessage(content=["a", {"type": "text", "text": "b"}], tool_call_id="c1")
-    assert content.tool_result(text_only, KIMI_K3) == {
+    assert content.tool_results(text_only, KIMI_K3)[0] == {
         "type": "tool_result",
         "tool_use_id": "c1",
         "content": "ab",
     }
     assert (
-        content.tool_result(ToolMessage("plain", tool_call_id="c1"), KIMI_K3)["content"] == "plain"
+        content.tool_results(ToolMessage("plain", tool_call_id="c1"), KIMI_K3)[0]["content"]
+        == "plain"
     )
 
 
@@ -224,14 +225,14 @@ def test_a_tool_result_is_text_or_blocks_where_the_row_allows() -> None:
 def test_tool_result_refusals_word_for_word(part: Any, caps: Any, message: str) -> None:
     tool = ToolMessage(content=["x"], tool_call_id="c1")
     tool.content = [part]
-    assert _refusal(lambda: content.tool_result(tool, caps)) == message
+    assert _refusal(lambda: content.tool_results(tool, caps)[0]) == message
 
 
 def test_an_image_in_a_tool_result_is_held_to_the_tool_result_row() -> None:
     no_tool_images = dataclasses.replace(K31, image_tool_message=False)
     tool = ToolMessage(content=[{"type": "image", "source": PNG}], tool_call_id="c1")
     assert "images in tool results are not supported" in _refusal(
-        lambda: content.tool_result(tool, no_tool_images)
+        lambda: content.tool_results(tool, no_tool_images)[0]
     )
 
 
@@ -338,7 +339,6 @@ def test_v1_and_native_blocks_map_to_messages_blocks() -> None:
     assert content.assistant_replay(_ai(blocks), K31) == [
         {"type": "text", "text": "plain"},
         {"type": "thinking", "thinking": "r", "signature": "s"},
-        {"type": "thinking", "thinking": ""},
         {"type": "text", "text": "t", "citations": [{"cited_text": "c"}]},
         {"type": "text", "text": "n"},
         {"type": "tool_use", "id": "c1", "name": "f", "input": {"a": 1}},

@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from langchain_kimi._contract import FOREIGN_TURN_REASONING
 from langchain_kimi._request.profiles import K3, K31_PRO, capabilities
+from langchain_kimi.protocols.foreign_content import readable_content
 from langchain_kimi.protocols.openai_chat import content
 
 K31 = capabilities(K31_PRO, "openai")
@@ -36,13 +37,17 @@ def _raw(call_id: str = "c1", name: str = "f", arguments: str = '{"a": 1}') -> d
 # --- the reasoning of a message -------------------------------------------------------------
 
 
+def _reasoning(message: AIMessage) -> str:
+    return content.reasoning_of(message, readable_content(message))
+
+
 def test_reasoning_comes_from_the_text_then_thinking_blocks_then_content_blocks() -> None:
-    assert content.reasoning_of(_ai(reasoning_content="r")) == "r"
+    assert _reasoning(_ai(reasoning_content="r")) == "r"
     thinking = [{"type": "thinking", "thinking": "a"}, {"type": "thinking"}, {"type": "text"}]
-    assert content.reasoning_of(_ai(thinking_blocks=thinking)) == "a"
+    assert _reasoning(_ai(thinking_blocks=thinking)) == "a"
     blocks = [{"type": "reasoning", "reasoning": "b"}, {"type": "reasoning"}, "c", {"type": "x"}]
-    assert content.reasoning_of(_ai(blocks)) == "b"
-    assert content.reasoning_of(_ai("plain text", thinking_blocks="not a list")) == ""
+    assert _reasoning(_ai(blocks)) == "b"
+    assert _reasoning(_ai("plain text", thinking_blocks="not a list")) == ""
 
 
 # --- the assistant turn ---------------------------------------------------------------------

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from types import FrameType
@@ -811,12 +810,10 @@ def test_a_web_url_warning_quotes_the_document_and_the_url(
     )
 
 
-def test_a_url_part_without_a_url_string_is_no_web_url() -> None:
+def test_a_url_part_without_a_url_string_is_refused() -> None:
     part = {"type": "image_url", "image_url": {"url": None}}
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        body = build_request([HumanMessage([part])], opts())
-    assert body["messages"][0]["content"] == [{"type": "image_url", "image_url": {"url": None}}]
+    with pytest.raises(ValueError, match="a image_url part needs a url"):
+        build_request([HumanMessage([part])], opts())
 
 
 def test_a_part_that_is_neither_text_nor_a_block_is_refused_by_its_type() -> None:
