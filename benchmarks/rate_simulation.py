@@ -39,11 +39,11 @@ from dataclasses import dataclass, field
 from benchmarks import limits
 from langchain_kimi import ChatKimi
 from langchain_kimi._errors import KimiAPIError, KimiError, KimiRateLimitError
-from langchain_kimi._http.config import DEFAULT_TIMEOUT
 from langchain_kimi._http.exchange import JsonReply, report
 from langchain_kimi._http.limits.gate import Gate, TurnTooLateError, Wait, Waiter
 from langchain_kimi._http.limits.rate import Sent
 from langchain_kimi._http.limits.retry import Failure, RetryPlan
+from langchain_kimi._settings import DEFAULT_TIMEOUT
 
 RATE_LIMIT_TIMEOUT: float = ChatKimi.model_fields["rate_limit_timeout"].default
 POOL_TIMEOUT: float | None = DEFAULT_TIMEOUT.pool

@@ -32,11 +32,11 @@ from pydantic.fields import FieldInfo
 import langchain_kimi
 from langchain_kimi import ChatKimi
 from langchain_kimi._http import drain
-from langchain_kimi._http.config import DEFAULT_TIMEOUT
 from langchain_kimi._http.limits import knobs
 from langchain_kimi._langchain import token_estimate
 from langchain_kimi._request.options import FunctionToolSpec, RequestOptions, ToolChoice
 from langchain_kimi._request.profiles import CONTEXT_WINDOW, K31_PRO, Capabilities, all_rows
+from langchain_kimi._settings import DEFAULT_TIMEOUT
 from langchain_kimi.protocols import adapter as _adapter
 
 _YES, _NO = "yes", "—"

@@ -38,12 +38,6 @@ from langchain_kimi._call._async import drivers as async_drivers
 from langchain_kimi._call._sync import drivers
 from langchain_kimi._call.plans import PlanSettings, check_max_builtin_rounds
 from langchain_kimi._contract import PROVIDER, sum_usage
-from langchain_kimi._http.config import (
-    check_connection_settings,
-    check_max_retries,
-    check_rate_limit_timeout,
-    transport_timeout,
-)
 from langchain_kimi._http.transport import Transport, TransportConfig
 from langchain_kimi._langchain import content_blocks, secret_headers
 from langchain_kimi._langchain.arguments import accepted_names, public_fields, refuse_unknown
@@ -52,6 +46,12 @@ from langchain_kimi._langchain.unreadable_blocks import refuse_unreadable_blocks
 from langchain_kimi._request.profiles import K31_PRO, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._request.resolve import ModelDefaults, resolve_options
 from langchain_kimi._request.tools import ToolLike, spec_to_bindable, to_tool_specs
+from langchain_kimi._settings import (
+    check_connection_settings,
+    check_max_retries,
+    check_rate_limit_timeout,
+    transport_timeout,
+)
 from langchain_kimi._warn import from_caller
 from langchain_kimi.protocols import adapter
 

@@ -30,9 +30,9 @@ import httpx
 from pydantic import ValidationError
 
 from langchain_kimi._errors import KimiError
-from langchain_kimi._http.config import normalize_base_url
 from langchain_kimi._request.profiles import KNOWN_MODELS, PROTOCOLS, Protocol, capabilities
 from langchain_kimi._secrets import Scrubber
+from langchain_kimi._settings import normalize_base_url
 from langchain_kimi.chat_models import DEFAULT_BASE_URL, DOCUMENTED_FALLBACK_URL, ChatKimi
 
 PROMPT = "Reply with OK."

@@ -18,7 +18,7 @@ import httpx
 from pydantic import SecretStr
 
 from langchain_kimi._errors import KimiError, KimiRateLimitError
-from langchain_kimi._http.config import build_headers, host, validate_config
+from langchain_kimi._http.config import build_headers, host
 from langchain_kimi._http.event_stream import Opened
 from langchain_kimi._http.limits.gate import Gate
 from langchain_kimi._http.limits.rate import Sent
@@ -31,6 +31,7 @@ from langchain_kimi._http.replies import (
     header_request_id,
     judge_reply,
 )
+from langchain_kimi._settings import validate_config
 from langchain_kimi._version import __version__
 
 
@@ -81,10 +82,6 @@ def report(gate: Gate, sent: Sent, outcome: JsonReply | Opened | Failure) -> Non
         gate.refused(sent)
 
 
-def _nothing() -> None:
-    return None
-
-
 class Exchange:
     """The state and helpers both I/O halves use (see `Transport`)."""
 
@@ -131,16 +128,12 @@ class Exchange:
         return registry.give_back(self._gateway_key, self)
 
     def _client(self) -> tuple[httpx.Client, Callable[[], None]]:
-        """The gateway's sync client, and what to call when the call is done with it."""
-        return self._shared().clients.sync_client(), _nothing
+        """A sync client of the gateway, and what to call when the call is done with it."""
+        return self._shared().clients.take()
 
     async def _aclient(self) -> tuple[httpx.AsyncClient, Callable[[], None]]:
-        """This loop's client of the gateway, and what to call when the call is done with it
-        (a loop's client is closed once idle: `pool/clients.py`)."""
-        use = await self._shared().clients.loop_client()
-        if isinstance(use, httpx.AsyncClient):  # the caller's own
-            return use, _nothing
-        return use.take(), use.give_back
+        """A client of the gateway in this loop, and what to call when the call is done with it."""
+        return await self._shared().clients.atake()
 
     def _retry_plan(self) -> RetryPlan:
         return RetryPlan(self._bases, self._config.max_retries, self._config.rate_limit_timeout)

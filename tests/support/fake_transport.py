@@ -48,11 +48,28 @@ def field_defaults() -> dict[str, Any]:
     return {name: ChatKimi.model_fields[name].default for name in names}
 
 
+def idle_clients(transport: Transport) -> list[httpx.Client]:
+    """The idle sync clients of the transport's gateway (ours: one connection each)."""
+    return list(transport._shared().clients._sync._idle)
+
+
+def our_clients_answered_by(
+    monkeypatch: Any, handler: Callable[[httpx.Request], httpx.Response]
+) -> None:
+    """Every client ChatKimi makes from now on (its own, with its settings) is answered by
+    `handler` instead of the network."""
+    from langchain_kimi._http.pool import clients
+
+    mock = httpx.MockTransport(handler)  # serves sync and async clients alike
+    settings = clients._client_settings
+    monkeypatch.setattr(clients, "_client_settings", lambda: {**settings(), "transport": mock})
+
+
 def loop_clients(transport: Transport) -> list[httpx.AsyncClient]:
-    """The clients of the transport's gateway in event loops that are not closed."""
+    """The idle clients of the transport's gateway in event loops that are not closed."""
     loops = transport._shared().clients._loops.items()
     entries = [ref() for loop, ref in loops if not loop.is_closed()]
-    return [entry.client for entry in entries if entry is not None]
+    return [client for entry in entries if entry is not None for client in entry.idle._idle]
 
 
 def transport_config(*args: Any, **settings: Any) -> TransportConfig:

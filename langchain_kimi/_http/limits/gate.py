@@ -17,7 +17,7 @@ import itertools
 import threading
 import time
 from collections.abc import Awaitable, Callable, Generator
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from langchain_kimi._http.limits.rate import RatePolicy, Sent
 
@@ -175,8 +175,7 @@ def wait_turn(
                 waiter.event.wait(wait.seconds)
             wait = turns.send(None)
     except StopIteration as granted:
-        sent: Sent = granted.value
-        return sent
+        return cast(Sent, granted.value)
     finally:
         turns.close()
 
@@ -202,7 +201,6 @@ async def await_turn(
                         await waiter.future
             wait = turns.send(None)
     except StopIteration as granted:
-        sent: Sent = granted.value
-        return sent
+        return cast(Sent, granted.value)
     finally:
         turns.close()

@@ -6,12 +6,10 @@ Pure; the sync and async loops share it. Two kinds of failed attempt, two budget
   turns load away and waiting is the cure. The call waits its `Retry-After` (the backoff when it
   names none) and takes its turn again, spending no retry, while its `rate_limit_timeout` lasts;
   then the refusal is raised, saying how long it waited.
-- **Any other retryable failure** (another 5xx, 408, 409, a connection error, a timeout) spends
-  one of `max_retries` after the backoff (or the `Retry-After`, at most `backoff_cap`: a failing
-  service's long wait would only delay the error); when they are spent, a 5xx, a
-  connection error or a timeout moves the call to the fallback base, with `max_retries` again.
-  An overload (503, 529) on a base with a fallback after it is such a failure too: the other
-  base may not be overloaded.
+- **Any other retryable failure** (another 5xx, 408, 409, a connection error, a timeout; and an
+  overload on a base with a fallback after it) spends one of `max_retries` after the backoff (or
+  the `Retry-After`, at most `backoff_cap`); once they are spent, a 5xx, a connection error or a
+  timeout moves the call to the fallback base, with `max_retries` again.
 """
 
 from __future__ import annotations

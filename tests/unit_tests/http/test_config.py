@@ -1,4 +1,5 @@
-"""What every request carries, checked once (`langchain_kimi._http.config`), rule by rule."""
+"""The settings checked once at construction (`langchain_kimi._settings`) and the headers every
+request carries (`langchain_kimi._http.config`), rule by rule."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from langchain_kimi._http.config import (
-    build_headers,
+from langchain_kimi._http.config import build_headers
+from langchain_kimi._settings import (
     check_connection_settings,
     normalize_base_url,
     transport_timeout,

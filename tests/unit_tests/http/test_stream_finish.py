@@ -99,26 +99,26 @@ async def test_a_loops_client_is_given_back_after_the_connection(
     stop_after: int | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log: list[str] = []
-    real_give_back = clients.LoopClient.give_back
+    real_give_back = clients.LoopClients._give_back
 
-    def give_back(self: clients.LoopClient) -> None:
+    def give_back(self: clients.LoopClients, client: httpx.AsyncClient) -> None:
         log.append("client given back")
-        real_give_back(self)
+        real_give_back(self, client)
 
-    monkeypatch.setattr(clients.LoopClient, "give_back", give_back)
+    monkeypatch.setattr(clients.LoopClients, "_give_back", give_back)
     response = httpx.Response(200, headers=SSE, stream=Body([EVENT, DONE, EVENT], log))
+    fake_transport.our_clients_answered_by(monkeypatch, lambda request: response)
     transport = Transport(
         fake_transport.transport_config(
             "https://gw.example", None, fake_transport.SecretStr(KEY), httpx.Timeout(5.0)
         )
     )
-    held = await transport._aclient()  # keeps the loop's client in use for the whole test
-    held[0]._transport = httpx.MockTransport(lambda request: response)
     await _read(transport, "async", stop_after=stop_after)
     assert log == ["connection given back", "client given back"]
     entry = transport._shared().clients._loops[asyncio.get_running_loop()]()
     assert entry is not None
-    assert entry.in_use == 1  # `held`, taken and kept by this test
+    assert entry.in_use == 0
+    assert len(entry.idle._idle) == 1  # kept for the next call
 
 
 @pytest.mark.parametrize("stop_after", [None, 1], ids=["to-the-end", "stopped-early"])

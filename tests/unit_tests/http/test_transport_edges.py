@@ -13,7 +13,7 @@ from pydantic import SecretStr
 
 from langchain_kimi._errors import KimiAPIError, KimiStreamError
 from langchain_kimi._http.transport import Transport
-from tests.support.fake_transport import transport_config
+from tests.support.fake_transport import idle_clients, our_clients_answered_by, transport_config
 
 KEY = "sk-test-SECRET-edge-0001"
 PATH = "/v1/messages"
@@ -111,7 +111,7 @@ async def test_cancelled_while_waiting_for_the_first_event_closes_the_response()
     assert body.closed
 
 
-def test_caller_headers_replace_ours_case_insensitively() -> None:
+def test_caller_headers_replace_ours_case_insensitively(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[httpx.Request] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -119,22 +119,23 @@ def test_caller_headers_replace_ours_case_insensitively() -> None:
         return httpx.Response(200, json={"ok": True})
 
     cfg = transport_config(
-        base_url="https://direct.evolink.ai",
+        base_url="https://headers.gateway.example",
         fallback_base_url=None,
         api_key=SecretStr(KEY),
         timeout=httpx.Timeout(5.0),
         default_headers={"accept-encoding": "identity", "user-agent": "my-app/1.0"},
     )
+    our_clients_answered_by(monkeypatch, handler)
     transport = Transport(cfg)
-    transport._client()[0]._transport = httpx.MockTransport(handler)  # our own client
     transport.post_json(PATH, {"model": "kimi-k3.1-pro"})
     headers = seen[0].headers
     assert headers.get_list("accept-encoding") == ["identity"]
     assert headers.get_list("user-agent") == ["my-app/1.0"]
     assert headers["authorization"] == f"Bearer {KEY}"
+    transport.close()
 
 
-def test_cookies_set_by_the_gateway_are_never_sent_back() -> None:
+def test_cookies_set_by_the_gateway_are_never_sent_back(monkeypatch: pytest.MonkeyPatch) -> None:
     # One client serves every key of a gateway: a cookie set in the answer to one key would go
     # out with the next key's request. An API needs none.
     seen: list[httpx.Request] = []
@@ -144,18 +145,19 @@ def test_cookies_set_by_the_gateway_are_never_sent_back() -> None:
         return httpx.Response(200, json={"ok": True}, headers={"set-cookie": "AWSALB=sticky"})
 
     cfg = transport_config(
-        base_url="https://direct.evolink.ai",
+        base_url="https://cookies.gateway.example",
         fallback_base_url=None,
         api_key=SecretStr(KEY),
         timeout=httpx.Timeout(5.0),
     )
+    our_clients_answered_by(monkeypatch, handler)
     transport = Transport(cfg)
-    transport._client()[0]._transport = httpx.MockTransport(handler)  # our own client
     transport.post_json(PATH, {"model": "kimi-k3.1-pro"})
     transport.post_json(PATH, {"model": "kimi-k3.1-pro"})
     assert "cookie" not in seen[0].headers
     assert "cookie" not in seen[1].headers
-    assert not transport._client()[0].cookies
+    assert not any(client.cookies for client in idle_clients(transport))
+    transport.close()
 
 
 class _CutAfter(httpx.SyncByteStream, httpx.AsyncByteStream):

@@ -16,7 +16,7 @@ import pytest
 
 from docs import hooks
 from langchain_kimi import ChatKimi
-from langchain_kimi._http.config import DEFAULT_TIMEOUT, MAX_TIMEOUT_SECONDS, transport_timeout
+from langchain_kimi._settings import DEFAULT_TIMEOUT, MAX_TIMEOUT_SECONDS, transport_timeout
 from tests.support.gateways import answering, offline
 from tools.paths import ROOT
 

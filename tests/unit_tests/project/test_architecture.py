@@ -26,7 +26,7 @@ SUBPACKAGES = sorted(p.name for p in PROTOCOLS.iterdir() if (p / "__init__.py").
 INTERNALS = ROOT / "docs" / "internals.md"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("_version", "_json", "_errors", "_secrets", "_warn"),
+    ("_version", "_json", "_errors", "_secrets", "_warn", "_settings"),
     ("_http",),
     ("_contract", "_request"),
     ("protocols",),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import json
 import os
@@ -22,8 +23,10 @@ import httpx
 import pytest
 
 from langchain_kimi import ChatKimi
+from langchain_kimi._http.limits.knobs import KNOBS
 from langchain_kimi._http.pool import clients as pool_clients
 from tests.support.echo_gateway import EchoServer
+from tests.support.fake_transport import idle_clients
 from tests.support.loopback import running
 
 pytestmark = [
@@ -172,9 +175,10 @@ def test_two_keys_on_one_gateway_share_connections_and_send_only_their_own_key()
             asked = [(name, f"{name}-{i}") for i in range(40) for name in keys]
             answers = list(threads.map(lambda job: models[job[0]].invoke(job[1]).content, asked))
         assert answers == [text for _, text in asked]
-        clients = {name: model._transport()._client()[0] for name, model in models.items()}
-        assert clients["a"] is clients["b"]
-        assert "authorization" not in clients["a"].headers
+        shares = {name: model._transport()._shared() for name, model in models.items()}
+        assert shares["a"].clients is shares["b"].clients
+        assert shares["a"].gate is not shares["b"].gate
+        assert all("authorization" not in c.headers for c in idle_clients(models["a"]._transport()))
         assert len(server.pairs) == 80
         for authorization, text in server.pairs:
             assert authorization == f"Bearer {keys[text[0]]}", text
@@ -201,10 +205,9 @@ def test_event_loops_dropped_without_close_go_with_their_sockets(gateway: str) -
 def test_idle_connections_after_a_burst_are_capped(
     slow_gateway: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Sync load from 64 threads, then no traffic: the idle sockets beyond the keep-alive cap
-    are closed at once (httpx's own cap, at its value here; idle ones expire as httpx expires
-    them: at the next use after its keep-alive expiry)."""
-    monkeypatch.setattr(pool_clients, "LIMITS", httpx.Limits(max_keepalive_connections=8))
+    """Sync load from 64 threads, then no traffic: the idle clients beyond the keep-alive cap
+    (one connection each) are closed at once; the idle ones expire as httpx expires them."""
+    monkeypatch.setattr(pool_clients, "KNOBS", dataclasses.replace(KNOBS, idle_connections=8))
     model = _model(slow_gateway, "sk-burst-0123456789abcdef")
     assert _sockets_to(slow_gateway) == 0
     with ThreadPoolExecutor(64) as threads:

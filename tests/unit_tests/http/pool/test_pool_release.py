@@ -18,7 +18,7 @@ import pytest
 from langchain_kimi import ChatKimi
 from langchain_kimi._http.pool import clients, registry
 from tests.support.echo_gateway import EchoServer
-from tests.support.fake_transport import loop_clients
+from tests.support.fake_transport import idle_clients, loop_clients
 from tests.support.loopback import running
 
 pytestmark = [
@@ -104,7 +104,7 @@ def test_event_loops_dropped_without_close_do_not_keep_their_clients(gateway: Ec
 def test_a_loops_client_is_closed_once_idle_for_httpxs_keep_alive_expiry(
     gateway: EchoServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(clients, "LIMITS", httpx.Limits(keepalive_expiry=0.05))
+    monkeypatch.setattr(clients, "LIMITS", httpx.Limits(max_connections=1, keepalive_expiry=0.05))
     model = _model(gateway.url, "sk-idle-loop-0123456789abcdef")
 
     async def call_then_idle() -> tuple[httpx.AsyncClient, bool, int]:
@@ -123,7 +123,7 @@ def test_a_loops_client_is_closed_once_idle_for_httpxs_keep_alive_expiry(
 def test_a_loops_client_in_use_is_not_closed_when_idle_time_passes(
     gateway: EchoServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(clients, "LIMITS", httpx.Limits(keepalive_expiry=0.05))
+    monkeypatch.setattr(clients, "LIMITS", httpx.Limits(max_connections=1, keepalive_expiry=0.05))
     model = _model(gateway.url, "sk-busy-loop-0123456789abcdef")
     gateway.on_request = lambda body: time.sleep(0.2)  # each answer outlasts the expiry
 
@@ -149,7 +149,8 @@ def test_a_new_loop_client_is_cheap(gateway: EchoServer) -> None:
 
     first, second = asyncio.run(client_context()), asyncio.run(client_context())
     assert first is second
-    assert _ssl_context_of(model._transport()._client()[0]) is first
+    model.invoke("sync")
+    assert _ssl_context_of(idle_clients(model._transport())[0]) is first
 
 
 def test_the_shared_tls_context_follows_the_ca_variables(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,7 @@ import pytest
 from langchain_kimi import ChatKimi
 from langchain_kimi._http.pool import registry
 from tests.support.chat_server import SECRET
-from tests.support.fake_transport import loop_clients
+from tests.support.fake_transport import idle_clients, loop_clients
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 
@@ -54,12 +54,12 @@ def test_closing_one_instance_leaves_the_shared_pool_open(base_url: str) -> None
     first, second = _model(base_url), _model(base_url)
     first.invoke("hi")
     second.invoke("hi")
-    client = second._transport()._client()[0]
-    assert first._transport()._client()[0] is client
+    [client] = idle_clients(second._transport())  # one call at a time: one warm client
+    assert idle_clients(first._transport()) == [client]
     first.close()
     assert not client.is_closed
     assert second.invoke("hi").content == "OK"
-    assert second._transport()._client()[0] is client  # still the same warm client
+    assert idle_clients(second._transport()) == [client]  # still the same warm client
     assert first.invoke("hi").content == "OK"  # a closed instance can be used again
     first.close()
     second.close()
@@ -83,11 +83,11 @@ async def test_async_close_of_one_instance_leaves_the_other_working(
 def test_collected_instances_keep_the_pool_warm(base_url: str) -> None:
     model = _model(base_url)
     model.invoke("hi")
-    client = model._transport()._client()[0]
+    [client] = idle_clients(model._transport())
     del model
     gc.collect()
     survivor = _model(base_url)
-    assert survivor._transport()._client()[0] is client
+    assert idle_clients(survivor._transport()) == [client]
     assert not client.is_closed
     survivor.close()
     assert client.is_closed  # the collected instance's share was returned, not leaked
