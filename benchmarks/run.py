@@ -305,6 +305,12 @@ def run(profile: str) -> dict[str, Any]:
     return results
 
 
+def one_line_per_key(results: dict[str, Any]) -> str:
+    """The results as JSON, one top-level key per line: readable in a diff, short in the tree."""
+    lines = [f"  {json.dumps(key)}: {json.dumps(value)}" for key, value in results.items()]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__)
     mode = parser.add_mutually_exclusive_group()
@@ -335,7 +341,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         results = run(profile)
     for path in paths:
         path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(results, indent=2) + "\n")
+    json_path.write_text(one_line_per_key(results))
     report.chart(results, png_path)
     image = os.path.relpath(png_path, md_path.parent)
     md_path.write_text(report.markdown(results, image))
