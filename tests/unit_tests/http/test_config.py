@@ -254,3 +254,22 @@ def test_validate_config_checks_the_fallback_and_honours_the_opt_in() -> None:
     assert check_connection_settings(
         "http://h.example", "http://f.example/v1", {}, allow_insecure_http=True
     ) == ("http://h.example", "http://f.example")
+
+
+@pytest.mark.parametrize("value", [-1, -0.001, float("nan"), float("inf"), float("-inf")])
+def test_a_rate_limit_timeout_that_never_ends_or_is_negative_is_refused(value: float) -> None:
+    from langchain_kimi import ChatKimi
+
+    with pytest.raises(ValueError) as refused:
+        ChatKimi(api_key="sk-placeholder", rate_limit_timeout=value)
+    assert f"rate_limit_timeout must be a finite number of seconds >= 0, got {value!r}" in str(
+        refused.value
+    )
+
+
+@pytest.mark.parametrize("value", [0, 0.5, 300])
+def test_a_rate_limit_timeout_of_zero_or_more_seconds_is_kept(value: float) -> None:
+    from langchain_kimi import ChatKimi
+
+    model = ChatKimi(api_key="sk-placeholder", rate_limit_timeout=value)
+    assert model.rate_limit_timeout == value
