@@ -17,6 +17,7 @@ from typing import Any
 
 from langchain_core import exceptions as lc
 
+from langchain_kimi import _json as fast_json
 from langchain_kimi._secrets import Scrubber
 
 _SNIPPET_CHARS = 300
@@ -240,7 +241,7 @@ _Fields = tuple[str | None, str | None, str | None, str | None]
 def _parse_error_body(text: str) -> _Fields:
     """The fields of either documented error shape, or Nones."""
     try:
-        payload = json.loads(text)
+        payload = fast_json.loads(text)
     except (ValueError, TypeError):
         return None, None, None, None
     return _fields_from_payload(payload)

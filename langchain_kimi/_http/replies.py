@@ -105,6 +105,9 @@ def json_body_or_error(
     """A 2xx reply must be a JSON object, and not an error object."""
     try:
         payload = fast_json.loads(text)
+    except fast_json.TooDeepError as exc:
+        msg = f"{host} answered HTTP {status} with a body {exc} (the most ChatKimi reads)"
+        return KimiAPIError(msg, status_code=status, request_id=request_id)
     except ValueError:
         payload = None
     if isinstance(payload, dict):
@@ -130,7 +133,7 @@ def error_from_non_stream_reply(
     text = redact(body_text, secret)
     request_id = header_request_id(headers)
     try:
-        payload = json.loads(text)
+        payload = fast_json.loads(text)
     except ValueError:
         payload = None
     if isinstance(payload, dict) and "error" in payload:

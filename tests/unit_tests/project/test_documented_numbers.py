@@ -105,6 +105,8 @@ LIMIT_PATTERNS: dict[str, tuple[str, ...]] = {
     "drains": (rf"at most {V} such threads",),
     "chars_per_token": (rf"about {V} ASCII characters",),
     "tokens_per_message": (rf"plus {V} tokens per message",),
+    "read_depth": (rf"stream event nested deeper than {V} levels",),
+    "arguments_depth": (rf"tool-call arguments nested deeper than {V} levels",),
 }
 CLAIMS = [_field_claim(name) for name in PLAIN_DEFAULTS] + [
     Claim(name, patterns, field=False) for name, patterns in LIMIT_PATTERNS.items()
