@@ -11,6 +11,7 @@ Chat Completions `{"error":{"message","type","code"}}`.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from typing import Any
@@ -200,6 +201,19 @@ class KimiStreamError(KimiAPIError):
     def __init__(self, message: str, *, partial: Any = None, **kwargs: Any) -> None:
         self.partial = partial
         super().__init__(message, **kwargs)
+
+
+class KimiForkedStreamError(KimiStreamError):
+    """A stream read in another process than the one that began it (a `fork` child): its
+    connection is shared with the process that began it, so each would read only part of the
+    stream. Nothing is read; start the call again in this process."""
+
+    @classmethod
+    def begun_in(cls, pid: int) -> KimiForkedStreamError:
+        return cls(
+            f"the stream was begun in another process (pid {pid}, this is {os.getpid()}) and"
+            " shares its connection: read a stream where it began, start the call again here"
+        )
 
 
 def _class_for_status(

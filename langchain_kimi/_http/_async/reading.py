@@ -5,10 +5,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 
 import httpx
 
+from langchain_kimi._errors import KimiForkedStreamError
 from langchain_kimi._http.reading import BODY_LATE, EVENT_LATE, Deadline, decoded
 from langchain_kimi._http.replies import READ_FAILURES, ReadFailure
 from langchain_kimi._http.sse import Event, EventParser
@@ -33,7 +35,14 @@ async def aiter_events(response: httpx.Response, seconds: float | None) -> Async
     """The events of an SSE response as they complete; raises httpx errors as httpx does."""
     parser = EventParser()
     deadline = Deadline(seconds)
-    async for chunk in response.aiter_bytes():
+    chunks, begun = response.aiter_bytes(), os.getpid()
+    while True:
+        if os.getpid() != begun:  # a fork's child: the connection is shared, read none of it
+            raise KimiForkedStreamError.begun_in(begun)
+        try:
+            chunk = await chunks.__anext__()
+        except StopAsyncIteration:
+            return
         events = parser.feed(chunk)
         if not events:
             deadline.check(response.request, EVENT_LATE)

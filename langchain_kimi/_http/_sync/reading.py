@@ -6,10 +6,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import httpx
 
+from langchain_kimi._errors import KimiForkedStreamError
 from langchain_kimi._http.reading import BODY_LATE, EVENT_LATE, Deadline, decoded
 from langchain_kimi._http.replies import READ_FAILURES, ReadFailure
 from langchain_kimi._http.sse import Event, EventParser
@@ -32,7 +34,14 @@ def iter_events(response: httpx.Response, seconds: float | None) -> Iterator[Eve
     """The events of an SSE response as they complete; raises httpx errors as httpx does."""
     parser = EventParser()
     deadline = Deadline(seconds)
-    for chunk in response.iter_bytes():
+    chunks, begun = response.iter_bytes(), os.getpid()
+    while True:
+        if os.getpid() != begun:  # a fork's child: the connection is shared, read none of it
+            raise KimiForkedStreamError.begun_in(begun)
+        try:
+            chunk = chunks.__next__()
+        except StopIteration:
+            return
         events = parser.feed(chunk)
         if not events:
             deadline.check(response.request, EVENT_LATE)
