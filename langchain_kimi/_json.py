@@ -206,7 +206,8 @@ def loads(text: str | bytes, *, max_depth: int = MAX_READ_DEPTH) -> Any:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:
         _check_depth(text, max_depth, nesting)
-        return json.loads(text)
+        # Bytes that are not UTF-8 are read with U+FFFD in place of what does not decode.
+        return json.loads(text.decode("utf-8", "replace") if isinstance(text, bytes) else text)
     _check_depth(text, max_depth, lambda _: depth(value))
     return value
 

@@ -11,15 +11,15 @@ from collections.abc import AsyncIterator
 import httpx
 
 from langchain_kimi._errors import KimiForkedStreamError
-from langchain_kimi._http.reading import BODY_LATE, EVENT_LATE, Deadline, decoded
+from langchain_kimi._http.reading import BODY_LATE, EVENT_LATE, Deadline
 from langchain_kimi._http.replies import READ_FAILURES, ReadFailure
 from langchain_kimi._http.sse import Event, EventParser
 
 
 async def aread_body(
     response: httpx.Response, seconds: float | None
-) -> tuple[str, ReadFailure | None]:
-    """The body as text, and the failure that cut it short (the text then holds what arrived)."""
+) -> tuple[bytes, ReadFailure | None]:
+    """The body, and the failure that cut it short (the body then holds what arrived)."""
     deadline = Deadline(seconds)
     parts: list[bytes] = []
     try:
@@ -27,8 +27,8 @@ async def aread_body(
             parts.append(chunk)
             deadline.check(response.request, BODY_LATE)
     except READ_FAILURES as exc:
-        return decoded(parts), exc
-    return decoded(parts), None
+        return b"".join(parts), exc
+    return b"".join(parts), None
 
 
 async def aiter_events(response: httpx.Response, seconds: float | None) -> AsyncIterator[Event]:

@@ -22,7 +22,12 @@ from langchain_kimi._http.exchange import Exchange, JsonReply, report
 from langchain_kimi._http.limits.gate import Gate, TurnTooLateError, wait_turn
 from langchain_kimi._http.limits.rate import Sent
 from langchain_kimi._http.limits.retry import Failure
-from langchain_kimi._http.replies import failure_before_response, is_open_stream
+from langchain_kimi._http.replies import (
+    failure_before_response,
+    header_request_id,
+    is_open_stream,
+    judge_reply,
+)
 
 
 class SyncExchange(Exchange):
@@ -54,10 +59,16 @@ class SyncExchange(Exchange):
             response.close()
             return failure
         try:
-            text, read_error = read_body(response, self._config.timeout.read)
+            body, read_error = read_body(response, self._config.timeout.read)
         finally:
             response.close()
-        return self._attempt_done(response, base, text, read_error, stream=stream)
+        status, headers = response.status_code, response.headers
+        judged = judge_reply(
+            status, headers, body, read_error, host(base), stream=stream, secret=self._secret
+        )
+        if isinstance(judged, Failure):
+            return judged
+        return JsonReply(judged, base, header_request_id(headers), status)
 
     def _turn(self, gate: Gate, ticket: int) -> Sent:
         """Wait for the call's turn at its key's gate, at most the pool timeout."""
