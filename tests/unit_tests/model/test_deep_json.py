@@ -97,6 +97,16 @@ def test_loads_reads_up_to_the_limit_and_refuses_one_more(fallback: bool) -> Non
     assert issubclass(_json.TooDeepError, ValueError)
 
 
+@pytest.mark.parametrize("as_bytes", [False, True], ids=["text", "bytes"])
+def test_objects_count_as_arrays_do(as_bytes: bool) -> None:
+    deep = '{"a":' * (READ + 1) + "1" + "}" * (READ + 1)
+    with pytest.raises(_json.TooDeepError):
+        _json.loads(deep.encode() if as_bytes else deep)
+    fallback = '{"a":' * (READ + 1) + "NaN" + "}" * (READ + 1)
+    with pytest.raises(_json.TooDeepError):
+        _json.loads(fallback.encode() if as_bytes else fallback)
+
+
 @pytest.mark.parametrize("fallback", [False, True], ids=["orjson", "standard library"])
 def test_loads_takes_its_own_limit(fallback: bool) -> None:
     inner = "NaN" if fallback else "1"
@@ -106,6 +116,8 @@ def test_loads_takes_its_own_limit(fallback: bool) -> None:
     # Many brackets, none deep: read (the count alone refuses nothing).
     many = "[" + ",".join(["[1]"] * 10) + "]"
     assert len(_json.loads(many, max_depth=3)) == 10
+    # Exactly the limit, with more brackets than it: read.
+    assert _json.loads("[[[" + inner + "]],[[" + inner + "]]]", max_depth=3) is not None
     inside = json.dumps({"text": "[[[[[[" * 10, "v": float("nan") if fallback else 1})
     assert _json.loads(inside, max_depth=3)["text"].startswith("[[[")
 
