@@ -47,6 +47,11 @@ def test_an_httpx_error_without_words_is_named_alone() -> None:
     assert before.error.message == "could not reach h (ConnectError)"
     timed_out = failure_before_response(httpx.ConnectTimeout(""), "h", secret=KEY)
     assert timed_out.error.message == "timed out talking to h (ConnectTimeout)"
+    # Only the separator is stripped, not the message's own last letters.
+    proxy = error_after_response(httpx.ReadError("MUX"), "h", secret=KEY, streaming=True)
+    assert proxy.message == "the connection to h dropped mid-stream (ReadError: MUX)"
+    refused = failure_before_response(httpx.ConnectError("BOX"), "h", secret=KEY)
+    assert refused.error.message == "could not reach h (ConnectError: BOX)"
 
 
 def test_only_the_media_type_says_event_stream() -> None:
