@@ -21,6 +21,7 @@ from langchain_kimi import ChatKimi, KimiAPIError, KimiStreamError, _json
 from langchain_kimi.protocols.anthropic_messages import response as messages_response
 from langchain_kimi.protocols.openai_chat import content_blocks as chat_blocks
 from langchain_kimi.protocols.openai_chat import response as chat_response
+from langchain_kimi.protocols.openai_chat.stream import StreamDecoder
 from langchain_kimi.testing import FakeKimiGateway
 from tools.paths import ROOT
 
@@ -343,3 +344,30 @@ def test_the_limits_page_names_the_depths_read() -> None:
     page = (ROOT / "docs" / "limits.md").read_text(encoding="utf-8")
     assert "{limit:read_depth}" in page
     assert "{limit:arguments_depth}" in page
+
+
+def test_the_chat_completions_calls_around_the_arguments() -> None:
+    builtin = {"id": "b", "type": "builtin_function", "function": {"name": "$web_search"}}
+    plain = {"id": "c", "function": {"name": "f", "arguments": '{"a": 1}'}}
+    nameless = {"id": "n", "function": {"arguments": None}}
+    broken = {"id": "x", "function": {"name": "g", "arguments": "{"}}
+    valid, [invalid] = chat_response.parse_tool_calls([builtin, plain, nameless, broken])
+    # A builtin call is skipped, not the end of the list; no arguments are `{}`; no name is "".
+    assert [(c["name"], c["args"], c["id"]) for c in valid] == [("f", {"a": 1}, "c"), ("", {}, "n")]
+    assert (invalid["name"], invalid["args"], invalid["id"]) == ("g", "{", "x")
+
+
+@pytest.mark.parametrize("name", ["", "message"])
+def test_an_unnamed_event_is_named_message_in_the_errors(name: str) -> None:
+    with pytest.raises(KimiStreamError) as deep:
+        StreamDecoder().feed(name, nested(READ + 1))
+    assert deep.value.message == (
+        f"the Chat Completions stream event 'message' is nested deeper than {READ} levels"
+        " (the most ChatKimi reads)"
+    )
+    broken = "{" + "x" * 300
+    with pytest.raises(KimiStreamError) as malformed:
+        StreamDecoder().feed(name, broken)
+    assert malformed.value.message.startswith(
+        f"malformed JSON in Chat Completions stream event 'message': {broken[:200]!r} ("
+    )
