@@ -30,7 +30,8 @@ from pydantic import AliasChoices, SecretStr
 from pydantic.fields import FieldInfo
 
 import langchain_kimi
-from langchain_kimi import ChatKimi
+from langchain_kimi import ChatKimi, _json
+from langchain_kimi._call import plans
 from langchain_kimi._http import drain
 from langchain_kimi._http.limits import knobs
 from langchain_kimi._langchain import token_estimate
@@ -322,6 +323,10 @@ LIMITS: dict[str, tuple[Callable[[], float], str]] = {
     "drains": (lambda: drain.DRAINS, ""),
     "chars_per_token": (lambda: token_estimate.ASCII_CHARS_PER_TOKEN, ""),
     "tokens_per_message": (lambda: token_estimate.PER_MESSAGE_OVERHEAD, ""),
+    "read_depth": (lambda: _json.MAX_READ_DEPTH, ""),
+    "arguments_depth": (lambda: _json.MAX_DEPTH, ""),
+    "stream_events": (lambda: plans.MAX_STREAM_EVENTS, ""),
+    "tool_calls": (lambda: plans.MAX_TOOL_CALLS, ""),
 }
 """The numbers pages state that are neither a knob nor a field's default: name -> (the value,
 read from the code; its unit)."""

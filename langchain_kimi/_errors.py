@@ -11,12 +11,14 @@ Chat Completions `{"error":{"message","type","code"}}`.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from typing import Any
 
 from langchain_core import exceptions as lc
 
+from langchain_kimi import _json as fast_json
 from langchain_kimi._secrets import Scrubber
 
 _SNIPPET_CHARS = 300
@@ -201,6 +203,19 @@ class KimiStreamError(KimiAPIError):
         super().__init__(message, **kwargs)
 
 
+class KimiForkedStreamError(KimiStreamError):
+    """A stream read in another process than the one that began it (a `fork` child): its
+    connection is shared with the process that began it, so each would read only part of the
+    stream. Nothing is read; start the call again in this process."""
+
+    @classmethod
+    def begun_in(cls, pid: int) -> KimiForkedStreamError:
+        return cls(
+            f"the stream was begun in another process (pid {pid}, this is {os.getpid()}) and"
+            " shares its connection: read a stream where it began, start the call again here"
+        )
+
+
 def _class_for_status(
     status: int,
     message: str,
@@ -240,7 +255,7 @@ _Fields = tuple[str | None, str | None, str | None, str | None]
 def _parse_error_body(text: str) -> _Fields:
     """The fields of either documented error shape, or Nones."""
     try:
-        payload = json.loads(text)
+        payload = fast_json.loads(text)
     except (ValueError, TypeError):
         return None, None, None, None
     return _fields_from_payload(payload)

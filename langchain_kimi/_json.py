@@ -15,6 +15,10 @@ set, an object, a dict that contains itself, nesting deeper than `MAX_DEPTH` —
 `ValueError` / `TypeError` naming where it is (`messages[0].content[1].text`), never with the bare
 error of the encoder that met it. Finding the place costs a walk of the value, taken only once
 orjson has refused it.
+
+JSON we receive (a reply, an error body, a stream event) nests at most `MAX_READ_DEPTH` levels,
+and tool-call arguments at most `MAX_DEPTH`: `loads` counts the brackets first, in one linear
+scan, and refuses deeper text with `TooDeepError` (a `ValueError`) before any parser recurses.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
 import orjson
@@ -30,6 +36,10 @@ MAX_DEPTH = 254
 """The most arrays and objects a value to send may nest: orjson's own limit (it refuses the
 255th), applied to the standard library's fallback too (which would otherwise stop at the
 interpreter's recursion limit)."""
+MAX_READ_DEPTH = 512
+"""The most arrays and objects received JSON may nest: twice what a request may carry, half the
+interpreter's default recursion limit (the standard library parses what orjson refuses, and
+recursively: about 1,000 levels raise `RecursionError`; orjson stops at 1,024)."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LONE = ", which UTF-8 cannot encode (text must be valid Unicode): remove or replace it"
@@ -146,9 +156,63 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def loads(text: str | bytes) -> Any:
-    """Parse JSON; raises ValueError (json.JSONDecodeError) when it is not JSON."""
+class TooDeepError(ValueError):
+    """JSON text nested deeper than the limit it was read under (its message names it)."""
+
+
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = [0] * 256
+_STEP[ord("[")] = _STEP[ord("{")] = 1
+_STEP[ord("]")] = _STEP[ord("}")] = -1
+
+
+def nesting(text: str | bytes) -> int:
+    """How deep arrays and objects nest in JSON text (brackets inside strings do not count): a
+    linear scan that never recurses; an unterminated string's brackets count."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    brackets = _JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets), initial=0))
+
+
+def depth(value: Any) -> int:
+    """How deep lists and dicts nest in a parsed value, level by level (no recursion; 0 for a
+    scalar)."""
+    deepest = 0
+    level = [value] if isinstance(value, dict | list) else []
+    while level:
+        deepest += 1
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, dict | list)
+        ]
+    return deepest
+
+
+def _openers(text: str | bytes) -> int:
+    if isinstance(text, str):
+        return text.count("[") + text.count("{")
+    return text.count(b"[") + text.count(b"{")
+
+
+def loads(text: str | bytes, *, max_depth: int = MAX_READ_DEPTH) -> Any:
+    """Parse JSON; raises ValueError (json.JSONDecodeError) when it is not JSON, `TooDeepError`
+    when it nests deeper than `max_depth`. orjson parses without recursing (and refuses past
+    1,024 levels); the depth is measured only when the text holds more than `max_depth` brackets:
+    on the parsed value, or on the text before the standard library's recursive parser sees it."""
     try:
-        return orjson.loads(text)
+        value = orjson.loads(text)
     except orjson.JSONDecodeError:
-        return json.loads(text)
+        _check_depth(text, max_depth, nesting)
+        # Bytes that are not UTF-8 are read with U+FFFD in place of what does not decode.
+        return json.loads(text.decode("utf-8", "replace") if isinstance(text, bytes) else text)
+    _check_depth(text, max_depth, lambda _: depth(value))
+    return value
+
+
+def _check_depth(text: str | bytes, max_depth: int, measure: Callable[[Any], int]) -> None:
+    if _openers(text) > max_depth and measure(text) > max_depth:
+        msg = f"nested deeper than {max_depth} levels"
+        raise TooDeepError(msg)

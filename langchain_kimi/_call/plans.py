@@ -22,10 +22,21 @@ from langchain_kimi._call.stop import StopStreamFilter, truncate_at_stop
 from langchain_kimi._contract import RAW_USAGE, TOKEN_USAGE
 from langchain_kimi._errors import KimiAPIError, KimiError, KimiStreamError, redact
 from langchain_kimi._request.options import RequestOptions
+from langchain_kimi._request.profiles import CONTEXT_WINDOW
 from langchain_kimi._request.resolve import ModelDefaults, resolve_options
 from langchain_kimi._secrets import Scrubber
 from langchain_kimi.protocols import adapter as protocol_adapter
 from langchain_kimi.protocols.interfaces import ProtocolAdapter, StreamDecoder
+
+MAX_STREAM_EVENTS = 2 * CONTEXT_WINDOW
+"""The most events ChatKimi reads in one stream: twice the most tokens a reply may hold (the
+service sends at most a token or so per event)."""
+MAX_TOOL_CALLS = 1_000
+"""The most tool calls ChatKimi reads in one reply (langchain-core merges a streamed message's
+tool-call pieces in time that grows with the number of calls times the pieces)."""
+_TOO_MANY_CALLS = (
+    f"the reply holds more than {MAX_TOOL_CALLS:,} tool calls, the most ChatKimi reads in one reply"
+)
 
 # What a parser raises on a reply of an unexpected shape, an unreadable reply (pydantic's
 # ValidationError, raised by LangChain's message classes, is a ValueError).
@@ -187,6 +198,9 @@ class InvokePlan(_Plan):
             self.pending = follow_up.body
             return
         parsed = self.adapter.parse_response(reply_body, self.options.model)
+        calls = len(parsed.tool_calls) + len(parsed.invalid_tool_calls)
+        if calls > MAX_TOOL_CALLS:
+            raise KimiAPIError(_TOO_MANY_CALLS, status_code=200)
         message = self._rounds.final_message(parsed, reply_body)
         self._result = finalize_message(message, self.options, base_url)
         self.pending = None
@@ -244,16 +258,26 @@ class StreamPlan(_Plan):
         self._base_url = ""
         self._request_id: str | None = None
         self._base_url_sent = False
-        self._seen: list[AIMessageChunk] = []
+        self._seen = _Seen()
         """Every chunk the caller has seen, in order: the one record of it."""
+        self._events = 0
+        """Events fed in this round (at most `MAX_STREAM_EVENTS`)."""
+        self._calls: set[Any] = set()
+        """The indexes of the tool calls of this round (at most `MAX_TOOL_CALLS`)."""
         self.decoder: StreamDecoder = self._rounds.new_decoder()
 
     def start_round(self, base_url: str, request_id: str | None = None) -> None:
         self.decoder = self._rounds.new_decoder()
         self._base_url = base_url
         self._request_id = request_id
+        self._events = 0
+        self._calls = set()
 
     def feed(self, event: str, data: str) -> list[ChatGenerationChunk]:
+        self._events += 1
+        if self._events > MAX_STREAM_EVENTS:
+            msg = f"the stream sent more than {MAX_STREAM_EVENTS:,} events, the most ChatKimi reads"
+            raise KimiStreamError(msg)
         with self.readable(f"the {event!r} stream event", event, data):
             return [self._emit(chunk) for chunk in self.decoder.feed(event, data)]
 
@@ -278,7 +302,7 @@ class StreamPlan(_Plan):
         # round of the call (a decoder knows only its own), with what the earlier rounds add
         # (an empty reply: the cut round adds nothing).
         if error.partial is None and self._seen:
-            error.partial = _aggregate(self._seen)
+            error.partial = self._seen.merged()
             self._rounds.final_chunk(error.partial, {})
         if error.request_id is None and self._request_id is not None:
             # A failure after the 200 headers (a cut, an unreadable or error event) names the
@@ -286,6 +310,9 @@ class StreamPlan(_Plan):
             error.request_id = self._request_id
 
     def _emit(self, chunk: AIMessageChunk) -> ChatGenerationChunk:
+        self._calls.update(piece.get("index") for piece in chunk.tool_call_chunks)
+        if len(self._calls) > MAX_TOOL_CALLS:
+            raise KimiStreamError(_TOO_MANY_CALLS)
         chunk = self._prepare_chunk(chunk)
         self._seen.append(chunk)
         return ChatGenerationChunk(message=chunk)
@@ -312,11 +339,40 @@ class StreamPlan(_Plan):
         return chunk
 
 
-def _aggregate(chunks: list[AIMessageChunk]) -> AIMessageChunk:
-    total = chunks[0]
-    for chunk in chunks[1:]:
-        total = total + chunk
-    return total
+SEEN_BLOCK = 256
+"""How many chunks a stream plan keeps apart before it merges them into one."""
+
+
+class _Seen:
+    """The chunks of a call, merged `SEEN_BLOCK` at a time: langchain-core's `+` of a chunk and a
+    list of chunks merges them all at once (one new message, its tool-call arguments parsed once),
+    where adding them one by one re-parses the arguments so far each time (quadratic). Memory is
+    what the chunks hold plus one message per block, not every chunk's own (about 2 KB each)."""
+
+    def __init__(self) -> None:
+        self._blocks: list[AIMessageChunk] = []
+        self._recent: list[AIMessageChunk] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._blocks or self._recent)
+
+    def append(self, chunk: AIMessageChunk) -> None:
+        self._recent.append(chunk)
+        if len(self._recent) == SEEN_BLOCK:
+            self._blocks.append(_merge(self._recent))
+            self._recent = []
+
+    def merged(self) -> AIMessageChunk:
+        """Every chunk so far as one (the first chunk itself when it is the only one)."""
+        return _merge([*self._blocks, *self._recent])
+
+
+def _merge(chunks: list[AIMessageChunk]) -> AIMessageChunk:
+    if len(chunks) == 1:
+        return chunks[0]
+    merged = chunks[0] + chunks[1:]
+    assert isinstance(merged, AIMessageChunk)
+    return merged
 
 
 def token_text(generation: ChatGenerationChunk) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from langchain_kimi._errors import KimiError
+from langchain_kimi._errors import KimiError, KimiForkedStreamError
 from langchain_kimi._http.config import host
 from langchain_kimi._http.drain import DRAIN_EVENTS, DRAIN_SECONDS, drain_in_background
 from langchain_kimi._http.replies import (
@@ -86,7 +86,7 @@ async def adrain_then_close(
     """`drain_then_close`, inline: read the rest for at most `DRAIN_SECONDS` and `DRAIN_EVENTS`
     events; what it holds, a late failure, or silence are ignored: the answer is complete."""
     try:
-        with contextlib.suppress(TimeoutError, *READ_FAILURES):
+        with contextlib.suppress(TimeoutError, KimiForkedStreamError, *READ_FAILURES):
             async with asyncio.timeout(DRAIN_SECONDS):
                 count = 0
                 async for _ in events:

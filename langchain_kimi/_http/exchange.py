@@ -182,15 +182,16 @@ class Exchange:
         self,
         response: httpx.Response,
         base: str,
-        text: str,
+        body: bytes,
         read_error: ReadFailure | None,
         *,
         stream: bool,
     ) -> JsonReply | Failure:
+        """A fully read response: its JSON reply, or the failure it means (sync and async)."""
         judged = judge_reply(
             response.status_code,
             response.headers,
-            text,
+            body,
             read_error,
             host(base),
             stream=stream,

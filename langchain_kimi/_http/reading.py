@@ -11,8 +11,9 @@ the read timeout (`None` disables them):
 
 A deadline is checked whenever bytes arrive; silence is still ended by httpx's read timeout. On
 expiry they raise `httpx.ReadTimeout`, so the transport handles it like any read timeout. Bodies
-and events are decoded as UTF-8, whatever charset the Content-Type names (RFC 8259 §8.1; SSE is
-UTF-8 by definition).
+are kept as bytes (orjson parses a reply from them; an error's text is decoded as UTF-8) and events
+are decoded as UTF-8, whatever charset the Content-Type names (RFC 8259 §8.1; SSE is UTF-8 by
+definition).
 """
 
 from __future__ import annotations
@@ -45,7 +46,3 @@ class Deadline:
 
 BODY_LATE = "the reply was not complete"
 EVENT_LATE = "no complete event"
-
-
-def decoded(parts: list[bytes]) -> str:
-    return b"".join(parts).decode("utf-8", "replace")

@@ -100,23 +100,32 @@ def error_after_response(exc: ReadFailure, host: str, *, secret: str, streaming:
 
 
 def json_body_or_error(
-    text: str, host: str, status: int, request_id: str | None, *, secret: str
+    body: bytes | str, host: str, status: int, request_id: str | None, *, secret: str
 ) -> dict[str, Any] | KimiError:
-    """A 2xx reply must be a JSON object, and not an error object."""
+    """A 2xx reply must be a JSON object, and not an error object (parsed from the bytes: orjson
+    reads UTF-8 itself, without a decoded copy)."""
     try:
-        payload = fast_json.loads(text)
+        payload = fast_json.loads(body)
+    except fast_json.TooDeepError as exc:
+        msg = f"{host} answered HTTP {status} with a body {exc} (the most ChatKimi reads)"
+        return KimiAPIError(msg, status_code=status, request_id=request_id)
     except ValueError:
         payload = None
     if isinstance(payload, dict):
         if not isinstance(payload.get("error"), dict):
             return payload
         # Some gateways report failures with a 2xx status and an error body.
-        return error_from_stream_payload(json.loads(redact(text, secret)), request_id=request_id)
+        text = redact(_text(body), secret)
+        return error_from_stream_payload(json.loads(text), request_id=request_id)
     return KimiAPIError(
         f"{host} answered HTTP {status} with a body that is not a JSON object: "
-        f"{snippet(redact(text, secret))}",
+        f"{snippet(redact(_text(body), secret))}",
         status_code=status,
     )
+
+
+def _text(body: bytes | str) -> str:
+    return body if isinstance(body, str) else body.decode("utf-8", "replace")
 
 
 def is_event_stream(headers: Mapping[str, str]) -> bool:
@@ -130,7 +139,7 @@ def error_from_non_stream_reply(
     text = redact(body_text, secret)
     request_id = header_request_id(headers)
     try:
-        payload = json.loads(text)
+        payload = fast_json.loads(text)
     except ValueError:
         payload = None
     if isinstance(payload, dict) and "error" in payload:
@@ -150,7 +159,7 @@ def is_open_stream(status: int, headers: Mapping[str, str]) -> bool:
 def judge_reply(
     status: int,
     headers: Mapping[str, str],
-    text: str,
+    body: bytes | str,
     read_error: ReadFailure | None,
     host: str,
     *,
@@ -160,15 +169,15 @@ def judge_reply(
     """Judge a fully read response: the JSON body of a successful post, or a Failure."""
     if not 200 <= status < 300:
         # The status alone decides; an error body that failed to arrive is only decoration.
-        return failure_from_status(status, text, headers, secret=secret)
+        return failure_from_status(status, _text(body), headers, secret=secret)
     if read_error is not None:
         error = error_after_response(read_error, host, secret=secret, streaming=False)
-        error.body = redact(text, secret)[:2000] or None  # what arrived before the cut
+        error.body = redact(_text(body), secret)[:2000] or None  # what arrived before the cut
     elif stream:
-        error = error_from_non_stream_reply(status, text, headers, host, secret=secret)
+        error = error_from_non_stream_reply(status, _text(body), headers, host, secret=secret)
     else:
-        body = json_body_or_error(text, host, status, header_request_id(headers), secret=secret)
-        if isinstance(body, dict):
-            return body
-        error = body
+        reply = json_body_or_error(body, host, status, header_request_id(headers), secret=secret)
+        if isinstance(reply, dict):
+            return reply
+        error = reply
     return Failure(error, retryable=False, fallback=False)

@@ -33,6 +33,7 @@ from langchain_core.utils.pydantic import is_basemodel_subclass
 from pydantic import ValidationError
 from typing_extensions import is_typeddict
 
+from langchain_kimi import _json as fast_json
 from langchain_kimi._langchain.strict_schema import drop_optional_nulls, make_strict
 from langchain_kimi._request.profiles import Protocol as WireProtocol
 from langchain_kimi._request.profiles import capabilities
@@ -168,8 +169,8 @@ def _parse_complete(result: list[Generation]) -> Any:
     stripped = text.strip()
     fenced = _FENCE.fullmatch(stripped)
     try:
-        return json.loads(fenced.group(1) if fenced else stripped)
-    except json.JSONDecodeError as exc:
+        return fast_json.loads(fenced.group(1) if fenced else stripped)
+    except ValueError as exc:
         msg = f"the reply is not valid JSON: {exc}"
         raise OutputParserException(msg, llm_output=text) from exc
 

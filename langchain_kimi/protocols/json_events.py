@@ -40,6 +40,10 @@ class JsonEventDecoder:
             return []
         try:
             payload = fast_json.loads(data)
+        except fast_json.TooDeepError as exc:
+            name = event or "message"
+            msg = f"the {self.wire_name} event {name!r} is {exc} (the most ChatKimi reads)"
+            raise KimiStreamError(msg) from None
         except ValueError as exc:
             msg = f"malformed JSON in {self.wire_name} event {event or 'message'!r}: {data[:200]!r}"
             raise KimiStreamError(f"{msg} ({exc})") from exc

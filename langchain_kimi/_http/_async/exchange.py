@@ -21,7 +21,10 @@ from langchain_kimi._http.exchange import Exchange, JsonReply, report
 from langchain_kimi._http.limits.gate import Gate, TurnTooLateError, await_turn
 from langchain_kimi._http.limits.rate import Sent
 from langchain_kimi._http.limits.retry import Failure
-from langchain_kimi._http.replies import failure_before_response, is_open_stream
+from langchain_kimi._http.replies import (
+    failure_before_response,
+    is_open_stream,
+)
 
 
 class AsyncExchange(Exchange):
@@ -53,10 +56,10 @@ class AsyncExchange(Exchange):
             await response.aclose()
             return failure
         try:
-            text, read_error = await aread_body(response, self._config.timeout.read)
+            body, read_error = await aread_body(response, self._config.timeout.read)
         finally:
             await response.aclose()
-        return self._attempt_done(response, base, text, read_error, stream=stream)
+        return self._attempt_done(response, base, body, read_error, stream=stream)
 
     async def _aturn(self, gate: Gate, ticket: int) -> Sent:
         """Wait for the call's turn at its key's gate, at most the pool timeout."""

@@ -22,7 +22,10 @@ from langchain_kimi._http.exchange import Exchange, JsonReply, report
 from langchain_kimi._http.limits.gate import Gate, TurnTooLateError, wait_turn
 from langchain_kimi._http.limits.rate import Sent
 from langchain_kimi._http.limits.retry import Failure
-from langchain_kimi._http.replies import failure_before_response, is_open_stream
+from langchain_kimi._http.replies import (
+    failure_before_response,
+    is_open_stream,
+)
 
 
 class SyncExchange(Exchange):
@@ -54,10 +57,10 @@ class SyncExchange(Exchange):
             response.close()
             return failure
         try:
-            text, read_error = read_body(response, self._config.timeout.read)
+            body, read_error = read_body(response, self._config.timeout.read)
         finally:
             response.close()
-        return self._attempt_done(response, base, text, read_error, stream=stream)
+        return self._attempt_done(response, base, body, read_error, stream=stream)
 
     def _turn(self, gate: Gate, ticket: int) -> Sent:
         """Wait for the call's turn at its key's gate, at most the pool timeout."""

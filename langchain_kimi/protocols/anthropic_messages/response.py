@@ -17,6 +17,7 @@ from langchain_kimi._contract import (
     THINKING_BLOCKS,
     content_text,
 )
+from langchain_kimi._json import MAX_DEPTH, depth
 from langchain_kimi._request.profiles import cache_writes_billed_as_input
 from langchain_kimi.protocols.anthropic_messages.content import THINKING_TYPES, thinking_text
 
@@ -132,15 +133,18 @@ def parse_tool_calls(
         args = block.get("input")
         if args is None:
             args = {}
-        if isinstance(args, dict):
+        if isinstance(args, dict) and depth(args) <= MAX_DEPTH:
             calls.append(tool_call(name=block.get("name", ""), args=args, id=block.get("id")))
         else:
+            error = "tool input is not a JSON object"
+            if isinstance(args, dict):
+                error = (
+                    f"tool input is nested deeper than {MAX_DEPTH} levels, more than a request"
+                    " may carry back"
+                )
             invalid.append(
                 invalid_tool_call(
-                    name=block.get("name"),
-                    args=json.dumps(args),
-                    id=block.get("id"),
-                    error="tool input is not a JSON object",
+                    name=block.get("name"), args=json.dumps(args), id=block.get("id"), error=error
                 )
             )
     return calls, invalid

@@ -14,8 +14,10 @@ from typing import Any
 from langchain_core.messages import AIMessageChunk
 from langchain_core.messages.tool import tool_call_chunk
 
+from langchain_kimi import _json as fast_json
 from langchain_kimi._contract import ANTHROPIC_BLOCKS, PROVIDER, REASONING, THINKING_BLOCKS
 from langchain_kimi._errors import KimiStreamError
+from langchain_kimi._json import MAX_DEPTH
 from langchain_kimi.protocols.anthropic_messages.content import THINKING_TYPES
 from langchain_kimi.protocols.anthropic_messages.response import (
     finish_metadata,
@@ -180,7 +182,7 @@ class StreamDecoder(JsonEventDecoder):
         if block.get("type") in _INPUT_BLOCKS:
             if partial.strip():
                 try:
-                    block["input"] = json.loads(partial)
+                    block["input"] = fast_json.loads(partial, max_depth=MAX_DEPTH)
                 except ValueError:
                     # Broken JSON from the service: the tool call chunks carry the raw text, and
                     # LangChain turns it into an invalid_tool_call.

@@ -6,11 +6,11 @@ blocks, OpenAI-style parts or Anthropic-native blocks.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
+from langchain_kimi import _json as fast_json
 from langchain_kimi._contract import (
     BUILTIN_ROUNDS,
     FOREIGN_TURN_REASONING,
@@ -19,7 +19,7 @@ from langchain_kimi._contract import (
     THINKING_BLOCKS,
     content_text,
 )
-from langchain_kimi._json import dumps_text
+from langchain_kimi._json import MAX_DEPTH, dumps_text
 from langchain_kimi._request.profiles import Capabilities
 from langchain_kimi._warn import warn
 from langchain_kimi.protocols.foreign_content import readable_content
@@ -170,7 +170,7 @@ def _raw_matches(entry: dict[str, Any], call: dict[str, Any]) -> bool:
         return False
     arguments = function.get("arguments") or "{}"
     try:
-        return bool(json.loads(arguments) == call.get("args"))
+        return bool(fast_json.loads(arguments, max_depth=MAX_DEPTH) == call.get("args"))
     except (TypeError, ValueError):
         return False
 

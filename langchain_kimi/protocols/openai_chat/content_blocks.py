@@ -3,14 +3,15 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any, cast
 
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages import content as types
 
+from langchain_kimi import _json as fast_json
 from langchain_kimi._contract import BUILTIN_ROUNDS, content_text, dicts, reasoning_text
+from langchain_kimi._json import MAX_DEPTH
 from langchain_kimi.protocols.blocks import calls_blocks, text_block, with_index
 
 
@@ -18,8 +19,12 @@ def _parse_arguments(arguments: Any) -> dict[str, Any]:
     if isinstance(arguments, dict):
         return arguments
     try:
-        parsed = json.loads(arguments) if isinstance(arguments, str) and arguments else {}
-    except json.JSONDecodeError:
+        parsed = (
+            fast_json.loads(arguments, max_depth=MAX_DEPTH)
+            if isinstance(arguments, str) and arguments
+            else {}
+        )
+    except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}
 

@@ -9,8 +9,10 @@ from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
 from langchain_core.messages.ai import InputTokenDetails, OutputTokenDetails, UsageMetadata
 from langchain_core.messages.tool import invalid_tool_call, tool_call
 
+from langchain_kimi import _json as fast_json
 from langchain_kimi._contract import PROVIDER, RAW_TOOL_CALLS, REASONING, TOKEN_USAGE
 from langchain_kimi._errors import KimiAPIError
+from langchain_kimi._json import MAX_DEPTH
 from langchain_kimi._request.profiles import cache_writes_billed_as_input
 
 PROTOCOL = "openai"
@@ -129,8 +131,10 @@ def parse_tool_calls(
         arguments = function.get("arguments")
         text = arguments if isinstance(arguments, str) else ""
         try:
-            args = json.loads(text) if text.strip() else {}
+            args = fast_json.loads(text, max_depth=MAX_DEPTH) if text.strip() else {}
             error = None if isinstance(args, dict) else "arguments are not a JSON object"
+        except fast_json.TooDeepError as exc:
+            error = f"arguments are {exc}, more than a request may carry back"
         except ValueError as exc:
             error = f"arguments are not valid JSON: {exc}"
         if error is None:

@@ -105,6 +105,10 @@ LIMIT_PATTERNS: dict[str, tuple[str, ...]] = {
     "drains": (rf"at most {V} such threads",),
     "chars_per_token": (rf"about {V} ASCII characters",),
     "tokens_per_message": (rf"plus {V} tokens per message",),
+    "read_depth": (rf"stream event nested deeper than {V} levels",),
+    "arguments_depth": (rf"tool-call arguments nested deeper than {V} levels",),
+    "stream_events": (rf"a stream may send at most {V} events",),
+    "tool_calls": (rf"a reply hold at most {V} tool calls",),
 }
 CLAIMS = [_field_claim(name) for name in PLAIN_DEFAULTS] + [
     Claim(name, patterns, field=False) for name, patterns in LIMIT_PATTERNS.items()

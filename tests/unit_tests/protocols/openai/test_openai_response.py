@@ -247,3 +247,17 @@ def test_a_reply_without_choices_shows_its_first_300_characters() -> None:
     with pytest.raises(KimiAPIError) as info:
         parse_response(body)
     assert info.value.message == "the reply has no choices: " + json.dumps(body)[:300]
+
+
+def test_merge_usage_skips_a_missing_count_and_keeps_reading() -> None:
+    old = {"prompt_tokens": 1, "details": {"cached": 1}}
+    new = {"prompt_tokens": None, "completion_tokens": 2, "details": {"cached": None, "x": 3}}
+    assert merge_usage(old, new) == {
+        "prompt_tokens": 1,
+        "completion_tokens": 2,
+        "details": {"cached": 1, "x": 3},
+    }
+
+
+def test_the_raw_message_of_a_choice_that_is_no_object_is_empty() -> None:
+    assert raw_assistant_message({"choices": ["not an object"]}) == {}
