@@ -97,9 +97,15 @@ def drain_in_background(
         close()
         return
     drain = _Drain(response)
-    threading.Thread(
+    thread = threading.Thread(
         target=drain.run, args=(events, close, room), name="langchain-kimi-drain", daemon=True
-    ).start()
+    )
+    try:
+        thread.start()
+    except BaseException:  # no thread to be had: the connection is closed, not drained
+        room.release()
+        close()
+        raise
 
 
 def running() -> int:

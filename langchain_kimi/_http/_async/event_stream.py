@@ -6,7 +6,7 @@ or given up) or a finish (the caller is done with the events).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from langchain_kimi._http.event_stream import (
     AsyncPairs,
@@ -65,7 +65,15 @@ class AsyncEventStream(OpenStream):
         finally:
             await self._response.aclose()
 
-    async def afinish(self) -> None:
+    async def afinish(self, give_back: Callable[[], None]) -> None:
         """The caller is done with the events: drain the rest of the body within bounds (so the
-        connection can be reused), then close."""
-        await adrain_then_close(self._events, self.aclose, self._response)
+        connection can be reused), then close and `give_back` the client. A sync stream drains
+        on a thread: its client, whose one connection the drain reads, goes back when it ends."""
+
+        async def finished() -> None:
+            try:
+                await self.aclose()
+            finally:
+                give_back()
+
+        await adrain_then_close(self._events, finished, self._response)

@@ -123,7 +123,4 @@ class AsyncExchange(Exchange):
             finally:
                 give_back()
             raise
-        try:
-            await events.afinish()  # drained within bounds, so the connection can be reused
-        finally:
-            give_back()
+        await events.afinish(give_back)  # drained within bounds, so the connection can be reused

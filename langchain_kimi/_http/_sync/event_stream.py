@@ -7,7 +7,7 @@ or given up) or a finish (the caller is done with the events).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from langchain_kimi._http.event_stream import (
     Opened,
@@ -66,7 +66,15 @@ class EventStream(OpenStream):
         finally:
             self._response.close()
 
-    def finish(self) -> None:
+    def finish(self, give_back: Callable[[], None]) -> None:
         """The caller is done with the events: drain the rest of the body within bounds (so the
-        connection can be reused), then close."""
-        drain_then_close(self._events, self.close, self._response)
+        connection can be reused), then close and `give_back` the client. A sync stream drains
+        on a thread: its client, whose one connection the drain reads, goes back when it ends."""
+
+        def finished() -> None:
+            try:
+                self.close()
+            finally:
+                give_back()
+
+        drain_then_close(self._events, finished, self._response)

@@ -120,7 +120,4 @@ class SyncExchange(Exchange):
             finally:
                 give_back()
             raise
-        try:
-            events.finish()  # drained within bounds, so the connection can be reused
-        finally:
-            give_back()
+        events.finish(give_back)  # drained within bounds, so the connection can be reused

@@ -172,6 +172,22 @@ def test_sync_streams_against_a_server_stalling_after_done(
         assert model.invoke("after").content == "after"
 
 
+def test_a_sync_stream_draining_in_the_background_keeps_its_client_until_done(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each client holds one connection: given back while its drain still reads, it would make
+    # the next call wait for that connection (here past the 2 s pool timeout).
+    _wait_for_background_drains()
+    monkeypatch.setattr(drains, "DRAIN_SECONDS", 3.0)
+    with running(EchoServer(stall_after_done=True)) as server:
+        model = _stalling_model(server.url)
+        assert _streamed(model, "first") == "first"
+        assert _streamed(model, "second") == "second"
+        assert drains.running() == 2  # both still draining, each on its own connection
+    _wait_for_background_drains()
+    assert drains.running() == 0
+
+
 def test_the_drain_bounds_are_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     _wait_for_background_drains()  # the drains of the tests before
     # No room for a drain at all: every connection is closed at once.
