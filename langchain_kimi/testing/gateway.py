@@ -259,7 +259,9 @@ class FakeKimiGateway:
 
         Defaults: the gateway's `key` (else a placeholder), `max_retries=0`,
         `rate_limit_timeout=0` and no fallback base URL, so that each scripted error reaches
-        your code at once. Pass `max_retries` to exercise retries of failures, and
+        your code at once, and `adaptive_concurrency=False`: a fake answers at once, so its
+        calls are not paced (pass `True` to exercise the send rate). Pass `max_retries` to
+        exercise retries of failures, and
         `rate_limit_timeout` to let refusals (429, 503, 529) wait and be sent again (they wait
         out `Retry-After` and the back-off as in production: `max_retries=2` is three attempts
         of a failing call, each taking a step), and `fallback=True` (the
@@ -275,6 +277,7 @@ class FakeKimiGateway:
             "api_key": self._key or FAKE_KEY,
             "max_retries": 0,
             "rate_limit_timeout": 0,
+            "adaptive_concurrency": False,
             "fallback_base_url": f"https://{FALLBACK_HOST}" if fallback else None,
             "http_client": sync_client,
             "http_async_client": async_client,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import operator
 import threading
 from typing import Annotated, Any, TypedDict
@@ -239,3 +240,14 @@ def test_the_same_threads_in_turn_after_the_first_ended_are_served_in_order() ->
         thread.start()
         thread.join(20)
     assert answers == ["first", "second"]
+
+
+def test_the_kits_models_send_unpaced_unless_asked() -> None:
+    # A fake answers at once: pacing its calls from a fresh key's start rate made a batch of 40
+    # take about a second. The send rate is still there for a test that asks for it.
+    gw = _bound_gateway()
+    model = gw.chat_model()
+    assert model.adaptive_concurrency is False
+    assert model._transport()._shared().gate.policy.rate == math.inf
+    paced = gw.chat_model(api_key="sk-another-key-0123456789", adaptive_concurrency=True)
+    assert paced._transport()._shared().gate.policy.rate < math.inf
