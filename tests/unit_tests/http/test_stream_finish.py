@@ -299,3 +299,30 @@ def test_a_drain_never_cuts_a_connection_given_back(monkeypatch: pytest.MonkeyPa
                 assert [data for _, data in events][-1] == "[DONE]"
         # The next call reuses a connection and is still being answered when the deadlines pass.
         assert model.invoke("slow").content == "slow"
+
+
+def test_a_drain_that_cannot_get_a_thread_closes_and_gives_the_client_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _wait_for_background_drains()
+
+    class NoThread(threading.Thread):
+        def start(self) -> None:
+            raise RuntimeError("can't start new thread")
+
+    class DrainsThreading:  # the drain module's view of `threading`: no thread can start
+        Lock = threading.Lock
+        Timer = threading.Timer
+        Thread = NoThread
+
+    with running(EchoServer(stall_after_done=True)) as server:
+        model = _stalling_model(server.url)
+        monkeypatch.setattr(drains, "threading", DrainsThreading)
+        with pytest.raises(RuntimeError, match="can't start new thread"):
+            _streamed(model, "first")
+        monkeypatch.undo()
+        assert drains.running() == 0  # its room was released
+        idle = fake_transport.idle_clients(model._transport())
+        assert len(idle) == 1  # given back (its connection closed, not drained)
+        assert _streamed(model, "second") == "second"
+    _wait_for_background_drains()
