@@ -406,3 +406,13 @@ def chart(results: dict[str, Any], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    _as_palette(path)
+
+
+def _as_palette(path: Path) -> None:
+    """Rewrite the chart with 64 colours: flat bars and text look the same in a third the bytes."""
+    from PIL import Image  # matplotlib's own dependency
+
+    with Image.open(path) as image:
+        palette = image.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
+    palette.save(path, optimize=True)
