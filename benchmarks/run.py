@@ -1,9 +1,10 @@
 """Run every benchmark in one go: `python -m benchmarks.run [--quick | --tiny] [--out DIR]`.
 
 Starts the loopback server (`benchmarks.server`) as a separate process, measures every client
-on the same replies, writes `benchmarks/results/latest.json`, its tables as
-`benchmarks/results/latest.md` (docs/benchmarks.md quotes them) and the chart
-`docs/img/benchmarks.png` (or all three into `--out DIR`), and stops the server.
+on the same replies, writes `benchmarks/results/latest.json` (kept in git: the one summary),
+its tables as `benchmarks/results/latest.md` (docs/benchmarks.md quotes them; not kept, as
+`--report-only` renders it again from the JSON) and the chart `docs/img/benchmarks.png` (or all
+three into `--out DIR`), and stops the server.
 """
 
 from __future__ import annotations
