@@ -50,6 +50,18 @@ def check_max_retries(value: int) -> int:
     return value
 
 
+def check_max_builtin_rounds(value: object) -> int:
+    """The one rule for `max_builtin_rounds`: the field's, and every call plan's (an assignment
+    or a `model_copy(update=...)` skips the field's validation)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = f"max_builtin_rounds must be an integer >= 1, got {value!r:.60}"
+        raise ValueError(msg)
+    if value < 1:
+        msg = "max_builtin_rounds must be >= 1"
+        raise ValueError(msg)
+    return value
+
+
 def check_rate_limit_timeout(value: float) -> float:
     """`rate_limit_timeout` is a finite number of seconds, 0 or more (every wait has an end)."""
     if not math.isfinite(value) or value < 0:

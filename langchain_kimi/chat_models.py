@@ -36,7 +36,7 @@ from pydantic import (
 
 from langchain_kimi._call._async import drivers as async_drivers
 from langchain_kimi._call._sync import drivers
-from langchain_kimi._call.plans import PlanSettings, check_max_builtin_rounds
+from langchain_kimi._call.plans import PlanSettings
 from langchain_kimi._contract import PROVIDER, sum_usage
 from langchain_kimi._http.transport import Transport, TransportConfig
 from langchain_kimi._langchain import content_blocks, secret_headers
@@ -48,6 +48,7 @@ from langchain_kimi._request.resolve import ModelDefaults, resolve_options
 from langchain_kimi._request.tools import ToolLike, spec_to_bindable, to_tool_specs
 from langchain_kimi._settings import (
     check_connection_settings,
+    check_max_builtin_rounds,
     check_max_retries,
     check_rate_limit_timeout,
     transport_timeout,

@@ -25,6 +25,7 @@ from langchain_kimi._request.options import RequestOptions
 from langchain_kimi._request.profiles import CONTEXT_WINDOW
 from langchain_kimi._request.resolve import ModelDefaults, resolve_options
 from langchain_kimi._secrets import Scrubber
+from langchain_kimi._settings import check_max_builtin_rounds
 from langchain_kimi.protocols import adapter as protocol_adapter
 from langchain_kimi.protocols.interfaces import ProtocolAdapter, StreamDecoder
 
@@ -41,18 +42,6 @@ _TOO_MANY_CALLS = (
 # What a parser raises on a reply of an unexpected shape, an unreadable reply (pydantic's
 # ValidationError, raised by LangChain's message classes, is a ValueError).
 _PARSER_FAILURES = (KeyError, IndexError, TypeError, AttributeError, ValueError)
-
-
-def check_max_builtin_rounds(value: object) -> int:
-    """The one rule for `max_builtin_rounds`: the field's, and every call's (an assignment or a
-    `model_copy(update=...)` skips the field's validation)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        msg = f"max_builtin_rounds must be an integer >= 1, got {value!r:.60}"
-        raise ValueError(msg)
-    if value < 1:
-        msg = "max_builtin_rounds must be >= 1"
-        raise ValueError(msg)
-    return value
 
 
 @dataclass(frozen=True)

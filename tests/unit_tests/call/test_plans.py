@@ -20,13 +20,13 @@ from langchain_kimi._call.plans import (
     InvokePlan,
     PlanSettings,
     StreamPlan,
-    check_max_builtin_rounds,
     llm_output,
     token_text,
 )
 from langchain_kimi._errors import KimiAPIError, KimiStreamError
 from langchain_kimi._request.profiles import K31_PRO, Protocol
 from langchain_kimi._request.resolve import ModelDefaults, resolve_options
+from langchain_kimi._settings import check_max_builtin_rounds
 from langchain_kimi.protocols import adapter
 
 URL = "https://gateway.example/v1"
